@@ -1,0 +1,183 @@
+#include "core/fields.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/timefmt.h"
+
+#define PATH_MAX_BYTES 256
+
+void core_fields_error(json_t *errors, const char *field, const char *reason)
+{
+	json_array_append_new(errors, json_pack("{s:s, s:s}", "field", field, "reason", reason));
+}
+
+__attribute__((format(printf, 3, 4)))
+static void errorf(json_t *errors, const char *field, const char *fmt, ...)
+{
+	char reason[128];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof reason, fmt, ap);
+	va_end(ap);
+	core_fields_error(errors, field, reason);
+}
+
+static bool check_object(const json_t *obj, const struct field_spec *spec, const char *path,
+			 json_t *errors, bool *unknown);
+
+static void check_value(const json_t *v, const struct field_spec *f, const char *path,
+			json_t *errors, bool *unknown)
+{
+	if (json_is_null(v)) {
+		if (!f->nullable)
+			core_fields_error(errors, path, "must not be null");
+		return;
+	}
+	switch (f->type) {
+	case F_STRING:
+	case F_ENUM:
+	case F_TIMESTAMP: {
+		if (!json_is_string(v)) {
+			core_fields_error(errors, path, "must be a string");
+			return;
+		}
+		const char *s = json_string_value(v);
+		size_t n = json_string_length(v);
+		if (f->type == F_ENUM) {
+			for (const char *const *e = f->values; *e; e++)
+				if (strcmp(*e, s) == 0)
+					return;
+			char reason[200] = "must be one of:";
+			for (const char *const *e = f->values; *e; e++) {
+				strncat(reason, " ", sizeof reason - strlen(reason) - 1);
+				strncat(reason, *e, sizeof reason - strlen(reason) - 1);
+			}
+			core_fields_error(errors, path, reason);
+			return;
+		}
+		if (f->type == F_TIMESTAMP) {
+			int64_t ms;
+			if (!core_time_parse(s, &ms))
+				core_fields_error(errors, path,
+						  "must be an RFC 3339 timestamp with a real date");
+			return;
+		}
+		if ((int64_t)n < f->min)
+			errorf(errors, path, "must be at least %lld bytes", (long long)f->min);
+		else if (f->max > 0 && (int64_t)n > f->max)
+			errorf(errors, path, "must be at most %lld bytes", (long long)f->max);
+		else if (f->check && !f->check(s))
+			core_fields_error(errors, path, f->check_reason ? f->check_reason : "is not valid");
+		return;
+	}
+	case F_INT: {
+		if (!json_is_integer(v)) {
+			core_fields_error(errors, path, "must be an integer");
+			return;
+		}
+		json_int_t i = json_integer_value(v);
+		if (i < f->min || (f->max > 0 && i > f->max))
+			errorf(errors, path, "must be between %lld and %lld", (long long)f->min, (long long)f->max);
+		return;
+	}
+	case F_NUMBER: {
+		if (!json_is_number(v)) {
+			core_fields_error(errors, path, "must be a number");
+			return;
+		}
+		double d = json_number_value(v);
+		if (!isfinite(d) || d < (double)f->min || (f->max > 0 && d > (double)f->max))
+			errorf(errors, path, "must be between %lld and %lld", (long long)f->min, (long long)f->max);
+		return;
+	}
+	case F_BOOL:
+		if (!json_is_boolean(v))
+			core_fields_error(errors, path, "must be a boolean");
+		return;
+	case F_OBJECT:
+		if (!json_is_object(v)) {
+			core_fields_error(errors, path, "must be an object");
+			return;
+		}
+		if (f->sub)
+			check_object(v, f->sub, path, errors, unknown);
+		return;
+	case F_ARRAY: {
+		if (!json_is_array(v)) {
+			core_fields_error(errors, path, "must be an array");
+			return;
+		}
+		size_t n = json_array_size(v);
+		if ((int64_t)n < f->min) {
+			errorf(errors, path, "must have at least %lld items", (long long)f->min);
+			return;
+		}
+		if (f->max > 0 && (int64_t)n > f->max) {
+			errorf(errors, path, "must have at most %lld items", (long long)f->max);
+			return;
+		}
+		for (size_t i = 0; i < n; i++) {
+			char sub[PATH_MAX_BYTES];
+			json_t *el = json_array_get(v, i);
+			snprintf(sub, sizeof sub, "%s[%zu]", path, i);
+			if (f->item)
+				check_value(el, f->item, sub, errors, unknown);
+			if (f->unique && json_is_string(el))
+				for (size_t j = 0; j < i; j++)
+					if (json_equal(el, json_array_get(v, j))) {
+						core_fields_error(errors, sub, "must not repeat an item");
+						break;
+					}
+		}
+		return;
+	}
+	}
+}
+
+static bool check_object(const json_t *obj, const struct field_spec *spec, const char *path,
+			 json_t *errors, bool *unknown)
+{
+	char sub[PATH_MAX_BYTES];
+	const char *key;
+	json_t *v;
+	size_t before = json_array_size(errors);
+
+	/* Unknown members first, in the body's order. */
+	json_object_foreach((json_t *)obj, key, v) {
+		const struct field_spec *f = spec;
+		while (f->name && strcmp(f->name, key) != 0)
+			f++;
+		if (f->name == NULL) {
+			snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", key);
+			core_fields_error(errors, sub, "unknown field");
+			*unknown = true;
+		}
+	}
+	for (const struct field_spec *f = spec; f->name; f++) {
+		snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", f->name);
+		v = json_object_get(obj, f->name);
+		if (v == NULL) {
+			if (f->required)
+				core_fields_error(errors, sub, "is required");
+			continue;
+		}
+		check_value(v, f, sub, errors, unknown);
+	}
+	return json_array_size(errors) == before;
+}
+
+enum fields_result core_fields_validate(const json_t *obj, const struct field_spec *spec,
+					json_t *errors)
+{
+	bool unknown = false;
+	if (!json_is_object(obj)) {
+		core_fields_error(errors, "", "the body must be a JSON object");
+		return FIELDS_INVALID;
+	}
+	if (check_object(obj, spec, "", errors, &unknown))
+		return FIELDS_OK;
+	return unknown ? FIELDS_UNKNOWN : FIELDS_INVALID;
+}

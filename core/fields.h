@@ -1,0 +1,51 @@
+/* Validation is data: a body's fields are described once and checked by one helper that
+ * produces the 422 errors[] of API.md §0. */
+#ifndef RG_CORE_FIELDS_H
+#define RG_CORE_FIELDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+enum field_type {
+	F_STRING,    /* min..max UTF-8 bytes; optional `check` */
+	F_INT,       /* a JSON integer in min..max (1.0 and true are not integers) */
+	F_NUMBER,    /* a finite JSON number in min..max */
+	F_BOOL,
+	F_ENUM,      /* a string from `values` */
+	F_TIMESTAMP, /* an RFC 3339 timestamp with a real calendar date */
+	F_OBJECT,    /* an object checked against `sub` (free-form when sub is NULL) */
+	F_ARRAY,     /* min..max items, each checked against `item`; `unique` forbids repeats */
+};
+
+struct field_spec {
+	const char *name;
+	enum field_type type;
+	bool required;
+	bool nullable;               /* JSON null is accepted (and counts as present) */
+	int64_t min, max;            /* bytes, value or item count; max 0 = unbounded */
+	const char *const *values;   /* F_ENUM: NULL-terminated list */
+	bool (*check)(const char *); /* F_STRING: extra rule */
+	const char *check_reason;    /* reason when `check` fails */
+	const struct field_spec *sub;/* F_OBJECT: fields, terminated by a NULL name */
+	const struct field_spec *item;/* F_ARRAY: one spec for every element (name unused) */
+	bool unique;                 /* F_ARRAY of strings: no repeats */
+};
+
+enum fields_result {
+	FIELDS_OK = 0,
+	FIELDS_INVALID, /* → 422 validation_failed */
+	FIELDS_UNKNOWN, /* → 422 unknown_field (an unknown member was present) */
+};
+
+/* Checks obj against spec (terminated by an entry with a NULL name) and appends
+ * {field, reason} objects to `errors` (borrowed, must be an array). A non-object → INVALID
+ * with field "" ("body"). */
+enum fields_result core_fields_validate(const json_t *obj, const struct field_spec *spec,
+					json_t *errors);
+
+/* Appends {field, reason} to errors. */
+void core_fields_error(json_t *errors, const char *field, const char *reason);
+
+#endif

@@ -1,0 +1,81 @@
+#include "core/hash.h"
+
+#include <string.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+
+static const char hexdigits[] = "0123456789abcdef";
+
+static void to_hex(const unsigned char *in, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = hexdigits[in[i] >> 4];
+		out[2 * i + 1] = hexdigits[in[i] & 0x0f];
+	}
+	out[2 * n] = '\0';
+}
+
+void core_sha256(const void *data, size_t len, unsigned char out[32])
+{
+	SHA256(data, len, out);
+}
+
+void core_sha256_hex(const void *data, size_t len, char out[RG_SHA256_HEX_LEN + 1])
+{
+	unsigned char d[32];
+	SHA256(data, len, d);
+	to_hex(d, sizeof d, out);
+}
+
+void core_sha256_tagged(const void *data, size_t len, char out[RG_SHA256_TAGGED_SIZE])
+{
+	memcpy(out, "sha256:", 7);
+	core_sha256_hex(data, len, out + 7);
+}
+
+bool core_random_hex(char *out, size_t nbytes)
+{
+	unsigned char buf[64];
+	if (nbytes > sizeof buf || RAND_bytes(buf, (int)nbytes) != 1)
+		return false;
+	to_hex(buf, nbytes, out);
+	return true;
+}
+
+bool core_new_id(const char *prefix, char out[RG_ID_SIZE])
+{
+	size_t plen = strlen(prefix);
+	if (plen > RG_ID_SIZE - RG_ID_RANDOM_HEX - 1)
+		return false;
+	memcpy(out, prefix, plen);
+	return core_random_hex(out + plen, RG_ID_RANDOM_HEX / 2);
+}
+
+bool core_new_token(char out[RG_TOKEN_SIZE])
+{
+	static const char b64url[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	unsigned char raw[33]; /* 32 random bytes + 1 zero pad: 33 bytes = 44 sextets */
+	if (RAND_bytes(raw, 32) != 1)
+		return false;
+	raw[32] = 0;
+	size_t o = strlen(RG_TOKEN_PREFIX);
+	memcpy(out, RG_TOKEN_PREFIX, o);
+	for (size_t i = 0; i < 33; i += 3) {
+		unsigned v = (unsigned)raw[i] << 16 | (unsigned)raw[i + 1] << 8 | raw[i + 2];
+		out[o++] = b64url[(v >> 18) & 63];
+		out[o++] = b64url[(v >> 12) & 63];
+		out[o++] = b64url[(v >> 6) & 63];
+		out[o++] = b64url[v & 63];
+	}
+	/* 256 bits need 43 sextets; the 44th holds only padding. */
+	out[RG_TOKEN_SIZE - 1] = '\0';
+	return true;
+}
+
+bool core_equal_ct(const void *a, const void *b, size_t n)
+{
+	return CRYPTO_memcmp(a, b, n) == 0;
+}

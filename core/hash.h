@@ -1,0 +1,35 @@
+/* Hashing, random ids and token material (OpenSSL, no I/O). */
+#ifndef RG_CORE_HASH_H
+#define RG_CORE_HASH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "core/status.h"
+
+#define RG_SHA256_HEX_LEN 64
+/* "sha256:" + 64 hex + NUL */
+#define RG_SHA256_TAGGED_SIZE 72
+#define RG_ID_RANDOM_HEX 32
+/* prefix (≤ 4) + 32 hex + NUL */
+#define RG_ID_SIZE 40
+#define RG_TOKEN_PREFIX "rg_"
+/* "rg_" + 43 base64url chars + NUL */
+#define RG_TOKEN_SIZE 47
+
+/* Writes 64 lowercase hex digits + NUL into out[65]. */
+void core_sha256_hex(const void *data, size_t len, char out[RG_SHA256_HEX_LEN + 1]);
+/* Writes "sha256:<hex>" + NUL into out. */
+void core_sha256_tagged(const void *data, size_t len, char out[RG_SHA256_TAGGED_SIZE]);
+/* Raw 32-byte digest. */
+void core_sha256(const void *data, size_t len, unsigned char out[32]);
+
+/* Hex of n random bytes → out (2n+1 bytes). false when the RNG fails. */
+bool core_random_hex(char *out, size_t nbytes) RG_MUSTCHECK;
+/* "<prefix>" + 32 hex of 128 random bits into out[RG_ID_SIZE]. prefix ≤ 4 chars, e.g. "tok_". */
+bool core_new_id(const char *prefix, char out[RG_ID_SIZE]) RG_MUSTCHECK;
+/* A new bearer token "rg_" + base64url(32 random bytes) into out[RG_TOKEN_SIZE]. */
+bool core_new_token(char out[RG_TOKEN_SIZE]) RG_MUSTCHECK;
+/* true when a and b (n bytes each) are equal; time does not depend on where they differ. */
+bool core_equal_ct(const void *a, const void *b, size_t n);
+
+#endif

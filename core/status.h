@@ -1,0 +1,19 @@
+/* Status values shared by every layer. */
+#ifndef RG_CORE_STATUS_H
+#define RG_CORE_STATUS_H
+
+#define RG_MUSTCHECK __attribute__((warn_unused_result))
+
+enum rg_status {
+	RG_OK = 0,
+	RG_NOT_FOUND,     /* no such row (or another tenant's) */
+	RG_STALE,         /* compare-and-swap lost: revision moved */
+	RG_CONFLICT,      /* unique or semantic conflict */
+	RG_INVALID,       /* request does not satisfy a rule */
+	RG_UNAVAILABLE,   /* database unreachable or pool exhausted */
+	RG_RETRY,         /* serialization failure or deadlock: safe to retry */
+	RG_ERROR,         /* anything else */
+	RG_NOMEM
+};
+
+#endif

@@ -1,0 +1,80 @@
+/* The database behind a small interface: a bounded pool of libpq connections, lazily
+ * prepared statements, SQLSTATE mapped in one place. Nothing above db/ sees SQL. */
+#ifndef RG_DB_DB_H
+#define RG_DB_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <libpq-fe.h>
+
+#include "core/status.h"
+
+/* What went wrong, for the operator's log line (never for the client). */
+struct db_error {
+	enum rg_status status;
+	char sqlstate[6];
+	char message[200];
+};
+
+/* A prepared statement: defined once as static data in its db/ module. */
+struct db_stmt {
+	const char *name;
+	const char *sql;
+	int nparams;
+};
+
+struct db_pool;
+struct db_conn;
+
+struct db_pool_stats {
+	unsigned size, in_use, waiting;
+	uint64_t acquire_timeouts;
+};
+
+/* Creates a pool of `size` connections to `url` (connected lazily). *out is new: free with
+ * db_pool_close. */
+enum rg_status db_pool_open(const char *url, unsigned size, unsigned acquire_timeout_ms,
+			    struct db_pool **out) RG_MUSTCHECK;
+void db_pool_close(struct db_pool *pool);
+void db_pool_get_stats(struct db_pool *pool, struct db_pool_stats *out);
+
+/* Borrows a connection (waits at most the acquire timeout; reconnects a lost one).
+ * RG_UNAVAILABLE when none could be had. */
+enum rg_status db_acquire(struct db_pool *pool, struct db_conn **out,
+			  struct db_error *err) RG_MUSTCHECK;
+void db_release(struct db_pool *pool, struct db_conn *conn);
+
+/* Runs a prepared statement (preparing it on first use on this connection).
+ * On RG_OK *res is new (PQclear it) and holds the rows; on failure *res is NULL and err says
+ * why. Parameters are text; NULL entries are SQL NULL. */
+enum rg_status db_exec(struct db_conn *conn, const struct db_stmt *stmt,
+		       const char *const *params, PGresult **res,
+		       struct db_error *err) RG_MUSTCHECK;
+
+/* Runs plain SQL without parameters (migrations only). */
+enum rg_status db_exec_script(struct db_conn *conn, const char *sql,
+			      struct db_error *err) RG_MUSTCHECK;
+
+/* Who performs an audited mutation. All borrowed. token_id is NULL for the CLI. */
+struct db_actor {
+	const char *tenant_id;
+	const char *token_id;
+	const char *request_id;
+};
+
+/* The compare-and-swap + audit pattern. `stmt` is one statement that performs the guarded
+ * change and appends its audit record, and returns exactly one row when it applied, none
+ * when the guard (revision, existence) did not hold. Its first three parameters are
+ * $1 tenant_id, $2 actor token id, $3 request id, then `params` as $4…
+ * RG_OK with *res (new) on one row; RG_STALE when no row. */
+enum rg_status db_exec_audited(struct db_conn *conn, const struct db_stmt *stmt,
+			       const struct db_actor *actor, const char *const *params,
+			       PGresult **res, struct db_error *err) RG_MUSTCHECK;
+
+/* Field readers for a row: NULL-safe text, int64 (0 on NULL), is-null. */
+const char *db_text(const PGresult *res, int row, int col);
+int64_t db_int(const PGresult *res, int row, int col);
+bool db_null(const PGresult *res, int row, int col);
+
+#endif

@@ -1,0 +1,16 @@
+/* Files compiled into the binary by cmake/embed.cmake. */
+#ifndef RG_DB_EMBEDDED_H
+#define RG_DB_EMBEDDED_H
+
+struct rg_embedded_file {
+	const char *name;   /* e.g. "0001_foundation.sql" */
+	const char *bytes;  /* NUL-terminated */
+	unsigned long len;
+};
+
+extern const struct rg_embedded_file rg_migrations[];
+extern const unsigned rg_migrations_count;
+extern const char *const rg_openapi_yaml;
+extern const unsigned long rg_openapi_yaml_len;
+
+#endif

@@ -1,0 +1,293 @@
+#include "db/db.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define RG_MAX_PREPARED 128
+#define RG_MAX_PARAMS 32
+
+struct db_conn {
+	PGconn *pg;
+	bool in_use;
+	bool broken;
+	size_t nprepared;
+	const struct db_stmt *prepared[RG_MAX_PREPARED];
+};
+
+struct db_pool {
+	pthread_mutex_t lock;
+	pthread_cond_t freed;
+	char *url;
+	unsigned size;
+	unsigned acquire_timeout_ms;
+	unsigned in_use;
+	unsigned waiting;
+	uint64_t timeouts;
+	struct db_conn *conns;
+};
+
+static void set_error(struct db_error *err, enum rg_status st, const char *sqlstate,
+		      const char *msg)
+{
+	if (err == NULL)
+		return;
+	err->status = st;
+	snprintf(err->sqlstate, sizeof err->sqlstate, "%s", sqlstate ? sqlstate : "");
+	snprintf(err->message, sizeof err->message, "%s", msg ? msg : "");
+	/* libpq messages end with a newline; the log line must stay one line. */
+	for (char *p = err->message; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+}
+
+enum rg_status db_pool_open(const char *url, unsigned size, unsigned acquire_timeout_ms,
+			    struct db_pool **out)
+{
+	struct db_pool *p = calloc(1, sizeof *p);
+	if (p == NULL)
+		return RG_NOMEM;
+	p->conns = calloc(size, sizeof *p->conns);
+	p->url = strdup(url);
+	if (p->conns == NULL || p->url == NULL) {
+		free(p->conns);
+		free(p->url);
+		free(p);
+		return RG_NOMEM;
+	}
+	p->size = size;
+	p->acquire_timeout_ms = acquire_timeout_ms;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->freed, &ca);
+	pthread_condattr_destroy(&ca);
+	*out = p;
+	return RG_OK;
+}
+
+void db_pool_close(struct db_pool *p)
+{
+	if (p == NULL)
+		return;
+	for (unsigned i = 0; i < p->size; i++)
+		if (p->conns[i].pg)
+			PQfinish(p->conns[i].pg);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->freed);
+	free(p->conns);
+	free(p->url);
+	free(p);
+}
+
+void db_pool_get_stats(struct db_pool *p, struct db_pool_stats *out)
+{
+	pthread_mutex_lock(&p->lock);
+	out->size = p->size;
+	out->in_use = p->in_use;
+	out->waiting = p->waiting;
+	out->acquire_timeouts = p->timeouts;
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Server notices ("relation already exists, skipping") are not errors and not ours to print. */
+static void ignore_notice(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+/* (Re)connects c. The URL's own settings win over our defaults (later keywords override). */
+static bool connect_conn(struct db_pool *p, struct db_conn *c, struct db_error *err)
+{
+	static const char *const keys[] = {"connect_timeout", "application_name", "dbname", NULL};
+	const char *vals[] = {"3", "recallgate", p->url, NULL};
+	if (c->pg)
+		PQfinish(c->pg);
+	c->nprepared = 0;
+	c->broken = false;
+	c->pg = PQconnectdbParams(keys, vals, 1);
+	if (c->pg == NULL || PQstatus(c->pg) != CONNECTION_OK) {
+		set_error(err, RG_UNAVAILABLE, "08006", c->pg ? PQerrorMessage(c->pg) : "out of memory");
+		c->broken = true;
+		return false;
+	}
+	PQsetNoticeProcessor(c->pg, ignore_notice, NULL);
+	return true;
+}
+
+enum rg_status db_acquire(struct db_pool *p, struct db_conn **out, struct db_error *err)
+{
+	struct timespec deadline;
+	struct db_conn *c = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += p->acquire_timeout_ms / 1000;
+	deadline.tv_nsec += (long)(p->acquire_timeout_ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+
+	pthread_mutex_lock(&p->lock);
+	while (p->in_use == p->size) {
+		p->waiting++;
+		int rc = pthread_cond_timedwait(&p->freed, &p->lock, &deadline);
+		p->waiting--;
+		if (rc == ETIMEDOUT && p->in_use == p->size) {
+			p->timeouts++;
+			pthread_mutex_unlock(&p->lock);
+			set_error(err, RG_UNAVAILABLE, "", "connection pool exhausted");
+			return RG_UNAVAILABLE;
+		}
+	}
+	/* Prefer a healthy connection over one that needs a reconnect. */
+	for (unsigned i = 0; i < p->size; i++) {
+		struct db_conn *cand = &p->conns[i];
+		if (cand->in_use)
+			continue;
+		if (c == NULL || (cand->pg && !cand->broken))
+			c = cand;
+		if (cand->pg && !cand->broken)
+			break;
+	}
+	c->in_use = true;
+	p->in_use++;
+	pthread_mutex_unlock(&p->lock);
+
+	if (c->pg == NULL || c->broken || PQstatus(c->pg) != CONNECTION_OK) {
+		if (!connect_conn(p, c, err)) {
+			db_release(p, c);
+			return RG_UNAVAILABLE;
+		}
+	}
+	*out = c;
+	return RG_OK;
+}
+
+void db_release(struct db_pool *p, struct db_conn *c)
+{
+	if (c == NULL)
+		return;
+	/* A connection left inside a transaction (a failed multi-statement path) is unusable. */
+	if (c->pg && PQtransactionStatus(c->pg) != PQTRANS_IDLE)
+		c->broken = true;
+	pthread_mutex_lock(&p->lock);
+	c->in_use = false;
+	p->in_use--;
+	pthread_cond_signal(&p->freed);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* SQLSTATE → status, in one place (Taler's HARD / SOFT / NO_ROWS idea). */
+static enum rg_status map_failure(struct db_conn *c, const PGresult *res, struct db_error *err)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	/* The primary message only: DETAIL lines can quote row values. */
+	const char *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+	if (msg == NULL)
+		msg = PQerrorMessage(c->pg);
+	enum rg_status st = RG_ERROR;
+	if (PQstatus(c->pg) != CONNECTION_OK || state == NULL || strncmp(state, "08", 2) == 0 ||
+	    strcmp(state, "57P01") == 0 || strcmp(state, "57P02") == 0 ||
+	    strcmp(state, "57P03") == 0) {
+		c->broken = true;
+		st = RG_UNAVAILABLE;
+	} else if (strcmp(state, "57014") == 0) {
+		st = RG_UNAVAILABLE; /* statement timeout */
+	} else if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0) {
+		st = RG_RETRY;
+	} else if (strcmp(state, "23505") == 0) {
+		st = RG_CONFLICT;
+	}
+	set_error(err, st, state, msg);
+	return st;
+}
+
+static bool is_prepared(const struct db_conn *c, const struct db_stmt *stmt)
+{
+	for (size_t i = 0; i < c->nprepared; i++)
+		if (c->prepared[i] == stmt)
+			return true;
+	return false;
+}
+
+enum rg_status db_exec(struct db_conn *c, const struct db_stmt *stmt, const char *const *params,
+		       PGresult **res, struct db_error *err)
+{
+	*res = NULL;
+	if (!is_prepared(c, stmt)) {
+		PGresult *pr = PQprepare(c->pg, stmt->name, stmt->sql, stmt->nparams, NULL);
+		if (pr == NULL || PQresultStatus(pr) != PGRES_COMMAND_OK) {
+			enum rg_status st = map_failure(c, pr, err);
+			PQclear(pr);
+			return st;
+		}
+		PQclear(pr);
+		if (c->nprepared < RG_MAX_PREPARED)
+			c->prepared[c->nprepared++] = stmt;
+	}
+	PGresult *r = PQexecPrepared(c->pg, stmt->name, stmt->nparams, params, NULL, NULL, 0);
+	ExecStatusType s = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+	if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
+		enum rg_status st = map_failure(c, r, err);
+		PQclear(r);
+		return st;
+	}
+	*res = r;
+	return RG_OK;
+}
+
+enum rg_status db_exec_script(struct db_conn *c, const char *sql, struct db_error *err)
+{
+	PGresult *r = PQexec(c->pg, sql);
+	ExecStatusType s = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+	enum rg_status st = RG_OK;
+	if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK)
+		st = map_failure(c, r, err);
+	PQclear(r);
+	return st;
+}
+
+enum rg_status db_exec_audited(struct db_conn *c, const struct db_stmt *stmt,
+			       const struct db_actor *actor, const char *const *params,
+			       PGresult **res, struct db_error *err)
+{
+	const char *all[RG_MAX_PARAMS];
+	if (stmt->nparams < 3 || stmt->nparams > RG_MAX_PARAMS) {
+		set_error(err, RG_ERROR, "", "audited statement needs the actor parameters");
+		return RG_ERROR;
+	}
+	all[0] = actor->tenant_id;
+	all[1] = actor->token_id;
+	all[2] = actor->request_id;
+	for (int i = 3; i < stmt->nparams; i++)
+		all[i] = params[i - 3];
+	enum rg_status st = db_exec(c, stmt, all, res, err);
+	if (st != RG_OK)
+		return st;
+	if (PQntuples(*res) == 0) {
+		PQclear(*res);
+		*res = NULL;
+		return RG_STALE;
+	}
+	return RG_OK;
+}
+
+const char *db_text(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
+}
+
+int64_t db_int(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? 0 : strtoll(PQgetvalue(res, row, col), NULL, 10);
+}
+
+bool db_null(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) != 0;
+}

@@ -1,0 +1,74 @@
+#include "db/threads.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Kept byte-identical with tests/bench/pgbench_mm_*.sql, which replay it as the ceiling. */
+static const struct db_stmt get_stmt = {
+	"thread_mode_get",
+	"SELECT mode, revision, epoch_ms(effective_at) FROM thread_memory_modes"
+	" WHERE tenant_id = $1 AND thread_id = $2",
+	2};
+
+/* Revision 0 means "never written": the first write inserts, later ones update under the
+ * revision guard. Both paths end in the audit insert of the same statement. */
+static const struct db_stmt put_stmt = {
+	"thread_mode_put",
+	"WITH prev AS (SELECT mode FROM thread_memory_modes WHERE tenant_id = $1 AND thread_id = $4),"
+	" ins AS (INSERT INTO thread_memory_modes (tenant_id, thread_id, mode, revision, effective_at)"
+	"  SELECT $1, $4, $6, 1, date_trunc('milliseconds', now()) WHERE $5::bigint = 0"
+	"  ON CONFLICT (tenant_id, thread_id) DO NOTHING"
+	"  RETURNING mode, revision, effective_at),"
+	" upd AS (UPDATE thread_memory_modes SET mode = $6, revision = revision + 1,"
+	"  effective_at = date_trunc('milliseconds', now())"
+	"  WHERE tenant_id = $1 AND thread_id = $4 AND revision = $5::bigint AND $5::bigint > 0"
+	"  RETURNING mode, revision, effective_at),"
+	" done AS (SELECT * FROM ins UNION ALL SELECT * FROM upd),"
+	" aud AS (INSERT INTO audit_log (tenant_id, actor_token_id, action, resource_type,"
+	"  resource_id, revision_before, revision_after, request_id, details)"
+	"  SELECT $1, $2, 'thread.memory_mode.updated', 'thread', $4, done.revision - 1,"
+	"   done.revision, $3, jsonb_build_object('mode', done.mode) FROM done)"
+	" SELECT coalesce((SELECT mode FROM prev), 'enabled'), done.mode, done.revision,"
+	"  epoch_ms(done.effective_at) FROM done",
+	6};
+
+enum rg_status db_thread_mode_get(struct db_conn *c, const char *tenant_id,
+				  const char *thread_id, struct db_thread_mode *out,
+				  struct db_error *err)
+{
+	const char *params[] = {tenant_id, thread_id};
+	PGresult *res = NULL;
+	enum rg_status st = db_exec(c, &get_stmt, params, &res, err);
+	if (st != RG_OK)
+		return st;
+	memset(out, 0, sizeof *out);
+	if (PQntuples(res) == 1) {
+		snprintf(out->mode, sizeof out->mode, "%s", PQgetvalue(res, 0, 0));
+		out->revision = db_int(res, 0, 1);
+		out->effective_ms = db_int(res, 0, 2);
+	} else {
+		snprintf(out->mode, sizeof out->mode, "enabled");
+	}
+	PQclear(res);
+	return RG_OK;
+}
+
+enum rg_status db_thread_mode_put(struct db_conn *c, const struct db_actor *actor,
+				  const char *thread_id, int64_t expected_revision,
+				  const char *mode, struct db_thread_mode *out,
+				  struct db_error *err)
+{
+	char expected[24];
+	snprintf(expected, sizeof expected, "%lld", (long long)expected_revision);
+	const char *params[] = {thread_id, expected, mode};
+	PGresult *res = NULL;
+	enum rg_status st = db_exec_audited(c, &put_stmt, actor, params, &res, err);
+	if (st != RG_OK)
+		return st;
+	snprintf(out->previous_mode, sizeof out->previous_mode, "%s", PQgetvalue(res, 0, 0));
+	snprintf(out->mode, sizeof out->mode, "%s", PQgetvalue(res, 0, 1));
+	out->revision = db_int(res, 0, 2);
+	out->effective_ms = db_int(res, 0, 3);
+	PQclear(res);
+	return RG_OK;
+}

@@ -1,0 +1,26 @@
+/* Thread memory mode (API.md §3). */
+#ifndef RG_DB_THREADS_H
+#define RG_DB_THREADS_H
+
+#include "db/db.h"
+
+struct db_thread_mode {
+	char mode[16];          /* "enabled" | "disabled" */
+	char previous_mode[16];
+	int64_t revision;       /* 0 = never set */
+	int64_t effective_ms;   /* valid when revision > 0 */
+};
+
+/* Reads a thread's mode; a thread never set reads enabled, revision 0. */
+enum rg_status db_thread_mode_get(struct db_conn *c, const char *tenant_id,
+				  const char *thread_id, struct db_thread_mode *out,
+				  struct db_error *err) RG_MUSTCHECK;
+
+/* Compare-and-swap write + audit record in one statement. RG_STALE when expected_revision
+ * is not the current revision (the caller reads the current one for the 409). */
+enum rg_status db_thread_mode_put(struct db_conn *c, const struct db_actor *actor,
+				  const char *thread_id, int64_t expected_revision,
+				  const char *mode, struct db_thread_mode *out,
+				  struct db_error *err) RG_MUSTCHECK;
+
+#endif

@@ -1,0 +1,103 @@
+/* Audit (API.md §10): list with filters and cursor, verify the hash chains. */
+#include <string.h>
+
+#include "core/ids.h"
+#include "db/audit.h"
+#include "handlers/common.h"
+#include "handlers/handlers.h"
+
+static const char *const resource_types[] = {
+	"token", "thread", "source", "derivative", "assent", "preference_journal", "provider",
+	"semantic_preference_config", "workspace", "envelope", NULL,
+};
+
+/* Reads ?resource_type= and ?resource_id=; false after answering 422. */
+static bool read_filters(struct h_ctx *ctx, const char **type, const char **id)
+{
+	*type = ctx->query(ctx, "resource_type");
+	*id = ctx->query(ctx, "resource_id");
+	if (*type) {
+		bool known = false;
+		for (const char *const *t = resource_types; *t; t++)
+			known = known || strcmp(*t, *type) == 0;
+		if (!known) {
+			h_invalid(ctx, "resource_type", "is not a known resource type");
+			return false;
+		}
+	}
+	if (*id && strlen(*id) > 256) {
+		h_invalid(ctx, "resource_id", "must be at most 256 bytes");
+		return false;
+	}
+	return true;
+}
+
+static json_t *opt_int(const PGresult *res, int row, int col)
+{
+	return db_null(res, row, col) ? json_null() : json_integer(db_int(res, row, col));
+}
+
+static json_t *opt_text(const PGresult *res, int row, int col)
+{
+	const char *s = db_text(res, row, col);
+	return s ? json_string(s) : json_null();
+}
+
+void h_audit_list(struct h_ctx *ctx)
+{
+	const char *type, *id;
+	int limit;
+	int64_t after, last = 0;
+	PGresult *res = NULL;
+	struct db_conn *c = NULL;
+	if (!read_filters(ctx, &type, &id) || !h_page(ctx, H_PAGE_DEFAULT, H_PAGE_MAX, &limit, &after))
+		return;
+	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	if (st == RG_OK)
+		st = db_audit_list(c, ctx->tenant_id, type, id, after, limit, &res, &ctx->dberr);
+	db_release(ctx->pool, c);
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
+		return;
+	}
+	json_t *items = json_array();
+	int rows = PQntuples(res);
+	for (int i = 0; i < rows && i < limit; i++) {
+		json_t *details = json_loads(PQgetvalue(res, i, 9), 0, NULL);
+		last = db_int(res, i, 0);
+		json_array_append_new(
+			items,
+			json_pack("{s:I, s:o, s:o, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:s}", "seq",
+				  (json_int_t)last, "at", h_time(db_int(res, i, 1)), "actor_token_id",
+				  opt_text(res, i, 2), "action", PQgetvalue(res, i, 3), "resource_type",
+				  PQgetvalue(res, i, 4), "resource_id", PQgetvalue(res, i, 5),
+				  "revision_before", opt_int(res, i, 6), "revision_after",
+				  opt_int(res, i, 7), "request_id", opt_text(res, i, 8), "details",
+				  details ? details : json_object(), "prev_hash", opt_text(res, i, 10),
+				  "hash", PQgetvalue(res, i, 11)));
+	}
+	PQclear(res);
+	h_reply(ctx, 200,
+		json_pack("{s:o, s:o}", "items", items, "next_cursor", h_next_cursor(rows, limit, last)));
+}
+
+void h_audit_verify(struct h_ctx *ctx)
+{
+	const char *type, *id;
+	struct db_audit_verdict v;
+	struct db_conn *c = NULL;
+	if (!read_filters(ctx, &type, &id))
+		return;
+	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	if (st == RG_OK)
+		st = db_audit_verify(c, ctx->tenant_id, type, id, &v, &ctx->dberr);
+	db_release(ctx->pool, c);
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
+		return;
+	}
+	h_reply(ctx, 200,
+		json_pack("{s:b, s:I, s:o}", "ok", v.first_bad_seq == 0, "checked",
+			  (json_int_t)v.checked, "first_bad_seq",
+			  v.first_bad_seq ? json_integer(v.first_bad_seq) : json_null()));
+}

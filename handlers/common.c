@@ -1,0 +1,123 @@
+#include "handlers/common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/timefmt.h"
+
+void h_reply(struct h_ctx *ctx, int status, json_t *body)
+{
+	ctx->status = status;
+	json_decref(ctx->reply);
+	ctx->reply = body;
+}
+
+void h_problem(struct h_ctx *ctx, int status, const char *code, const char *detail,
+	       json_t *errors)
+{
+	ctx->status = status;
+	ctx->problem_code = code;
+	snprintf(ctx->problem_detail, sizeof ctx->problem_detail, "%s", detail ? detail : "");
+	json_decref(ctx->problem_errors);
+	ctx->problem_errors = errors;
+}
+
+void h_invalid(struct h_ctx *ctx, const char *field, const char *reason)
+{
+	json_t *errors = json_array();
+	core_fields_error(errors, field, reason);
+	h_problem(ctx, 422, "validation_failed", "The request is not valid.", errors);
+}
+
+void h_db_failed(struct h_ctx *ctx, enum rg_status st)
+{
+	if (st == RG_UNAVAILABLE)
+		h_problem(ctx, 503, "database_unavailable",
+			  "The database is unavailable; retry later.", NULL);
+	else
+		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+}
+
+const char *h_param(const struct h_ctx *ctx, const char *name)
+{
+	for (size_t i = 0; i < ctx->nparams; i++)
+		if (strcmp(ctx->params[i].name, name) == 0)
+			return ctx->params[i].value;
+	return NULL;
+}
+
+static bool parse_int(const char *s, int64_t *out)
+{
+	char *end;
+	if (s == NULL || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return false;
+	*out = v;
+	return true;
+}
+
+bool h_page(struct h_ctx *ctx, int def, int max, int *limit, int64_t *after)
+{
+	const char *l = ctx->query(ctx, "limit");
+	const char *a = ctx->query(ctx, "after");
+	int64_t v = def;
+	char reason[64];
+	if (l && (!parse_int(l, &v) || v < 1 || v > max)) {
+		snprintf(reason, sizeof reason, "must be an integer between 1 and %d", max);
+		h_invalid(ctx, "limit", reason);
+		return false;
+	}
+	*limit = (int)v;
+	*after = 0;
+	if (a && (!parse_int(a, after) || *after < 1)) {
+		h_invalid(ctx, "after", "must be a cursor returned as next_cursor");
+		return false;
+	}
+	return true;
+}
+
+json_t *h_next_cursor(int rows, int limit, int64_t last_seq)
+{
+	char buf[24];
+	if (rows <= limit)
+		return json_null();
+	snprintf(buf, sizeof buf, "%lld", (long long)last_seq);
+	return json_string(buf);
+}
+
+void h_etag(struct h_ctx *ctx, int64_t revision)
+{
+	snprintf(ctx->etag, sizeof ctx->etag, "\"%lld\"", (long long)revision);
+}
+
+bool h_if_match(struct h_ctx *ctx, int64_t revision)
+{
+	char want[32];
+	if (ctx->if_match == NULL || strcmp(ctx->if_match, "*") == 0)
+		return true;
+	snprintf(want, sizeof want, "\"%lld\"", (long long)revision);
+	if (strcmp(ctx->if_match, want) == 0)
+		return true;
+	h_problem(ctx, 412, "precondition_failed",
+		  "If-Match does not name the current revision.", NULL);
+	ctx->current_revision = revision;
+	return false;
+}
+
+struct db_actor h_actor(const struct h_ctx *ctx)
+{
+	struct db_actor a = {ctx->tenant_id, ctx->token_id, ctx->request_id};
+	return a;
+}
+
+json_t *h_time(int64_t epoch_ms)
+{
+	char buf[RG_TIME_SIZE];
+	core_time_format(epoch_ms, buf);
+	return json_string(buf);
+}

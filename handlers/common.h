@@ -1,0 +1,38 @@
+/* Small helpers every handler uses to answer. */
+#ifndef RG_HANDLERS_COMMON_H
+#define RG_HANDLERS_COMMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "handlers/api.h"
+
+#define H_PAGE_DEFAULT 50
+#define H_PAGE_MAX 200
+
+/* Sets a JSON reply; steals body. */
+void h_reply(struct h_ctx *ctx, int status, json_t *body);
+/* Sets a problem reply (errors: stolen, may be NULL). */
+void h_problem(struct h_ctx *ctx, int status, const char *code, const char *detail,
+	       json_t *errors);
+/* A 422 validation_failed naming one field. */
+void h_invalid(struct h_ctx *ctx, const char *field, const char *reason);
+/* Answers a failed db/ call: 503 database_unavailable, or 500 internal. */
+void h_db_failed(struct h_ctx *ctx, enum rg_status st);
+/* The value of path parameter `name` (borrowed) or NULL. */
+const char *h_param(const struct h_ctx *ctx, const char *name);
+/* Reads ?limit= (1..max, default def) and ?after= (a cursor: decimal seq > 0). false after
+ * answering 422. */
+bool h_page(struct h_ctx *ctx, int def, int max, int *limit, int64_t *after) RG_MUSTCHECK;
+/* The next_cursor for a page that fetched limit+1 rows; json null when there is no next. */
+json_t *h_next_cursor(int rows, int limit, int64_t last_seq);
+/* Sets ETag: "<revision>". */
+void h_etag(struct h_ctx *ctx, int64_t revision);
+/* false (after answering 412) when If-Match is present and does not name `revision`. */
+bool h_if_match(struct h_ctx *ctx, int64_t revision) RG_MUSTCHECK;
+/* The audit actor of this request. */
+struct db_actor h_actor(const struct h_ctx *ctx);
+/* An RFC 3339 string for epoch ms (new json string). */
+json_t *h_time(int64_t epoch_ms);
+
+#endif

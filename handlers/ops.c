@@ -1,0 +1,44 @@
+/* Operations (API.md §1): no authentication. */
+#include "db/embedded.h"
+#include "db/migrate.h"
+#include "handlers/common.h"
+#include "handlers/handlers.h"
+
+void h_healthz(struct h_ctx *ctx)
+{
+	h_reply(ctx, 200, json_pack("{s:s}", "status", "ok"));
+}
+
+void h_readyz(struct h_ctx *ctx)
+{
+	struct db_conn *c = NULL;
+	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	if (st == RG_OK)
+		st = db_migrations_current(c, &ctx->dberr);
+	db_release(ctx->pool, c);
+	if (st == RG_OK) {
+		h_reply(ctx, 200, json_pack("{s:s}", "status", "ready"));
+		return;
+	}
+	h_reply(ctx, 503,
+		json_pack("{s:s, s:s}", "status", "not_ready", "reason",
+			  st == RG_STALE ? "migrations_pending" : "database_unavailable"));
+}
+
+void h_metrics(struct h_ctx *ctx)
+{
+	ctx->status = 200;
+	ctx->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	ctx->raw = ctx->metrics_text(&ctx->raw_len);
+	if (ctx->raw == NULL)
+		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+}
+
+void h_openapi(struct h_ctx *ctx)
+{
+	ctx->status = 200;
+	ctx->content_type = "application/yaml";
+	ctx->raw = (char *)rg_openapi_yaml;
+	ctx->raw_len = rg_openapi_yaml_len;
+	ctx->raw_static = true;
+}

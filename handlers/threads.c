@@ -1,0 +1,80 @@
+/* Thread memory mode (API.md §3): the first revisioned resource. */
+#include <string.h>
+
+#include "core/ids.h"
+#include "db/threads.h"
+#include "handlers/common.h"
+#include "handlers/handlers.h"
+
+static const char *const modes[] = {"enabled", "disabled", NULL};
+
+const struct field_spec h_memory_mode_body[] = {
+	{.name = "expected_revision", .type = F_INT, .required = true, .min = 0, .max = INT64_MAX},
+	{.name = "mode", .type = F_ENUM, .required = true, .values = modes},
+	{.name = NULL},
+};
+
+static json_t *mode_json(const char *thread_id, const struct db_thread_mode *m)
+{
+	return json_pack("{s:s, s:s, s:I, s:o}", "thread_id", thread_id, "mode", m->mode,
+			 "revision", (json_int_t)m->revision, "effective_at",
+			 m->revision > 0 ? h_time(m->effective_ms) : json_null());
+}
+
+void h_memory_mode_get(struct h_ctx *ctx)
+{
+	const char *thread_id = h_param(ctx, "thread_id");
+	struct db_conn *c = NULL;
+	struct db_thread_mode m;
+	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	if (st == RG_OK)
+		st = db_thread_mode_get(c, ctx->tenant_id, thread_id, &m, &ctx->dberr);
+	db_release(ctx->pool, c);
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
+		return;
+	}
+	h_etag(ctx, m.revision);
+	h_reply(ctx, 200, mode_json(thread_id, &m));
+}
+
+void h_memory_mode_put(struct h_ctx *ctx)
+{
+	const char *thread_id = h_param(ctx, "thread_id");
+	json_int_t expected = json_integer_value(json_object_get(ctx->body, "expected_revision"));
+	const char *mode = json_string_value(json_object_get(ctx->body, "mode"));
+	struct db_actor actor = h_actor(ctx);
+	struct db_conn *c = NULL;
+	struct db_thread_mode m, cur;
+
+	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	if (st != RG_OK)
+		goto out;
+	/* If-Match costs a read only when it is sent; the usual write is one round trip. */
+	if (ctx->if_match && strcmp(ctx->if_match, "*") != 0) {
+		st = db_thread_mode_get(c, ctx->tenant_id, thread_id, &cur, &ctx->dberr);
+		if (st != RG_OK || !h_if_match(ctx, cur.revision))
+			goto out;
+	}
+	st = db_thread_mode_put(c, &actor, thread_id, expected, mode, &m, &ctx->dberr);
+	if (st == RG_STALE) {
+		st = db_thread_mode_get(c, ctx->tenant_id, thread_id, &cur, &ctx->dberr);
+		if (st == RG_OK) {
+			h_problem(ctx, 409, "stale_revision",
+				  "expected_revision is not the current revision.", NULL);
+			ctx->current_revision = cur.revision;
+		}
+	}
+out:
+	db_release(ctx->pool, c);
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
+		return;
+	}
+	if (ctx->problem_code)
+		return;
+	h_etag(ctx, m.revision);
+	json_t *body = mode_json(thread_id, &m);
+	json_object_set_new(body, "previous_mode", json_string(m.previous_mode));
+	h_reply(ctx, 200, body);
+}

@@ -1,0 +1,28 @@
+/* Bearer token verification with a short-lived cache: a warm token costs no database round
+ * trip; a deletion drops the entry here at once and expires everywhere within 1 s. */
+#ifndef RG_SERVER_AUTH_H
+#define RG_SERVER_AUTH_H
+
+#include "db/db.h"
+
+#define AUTH_CACHE_TTL_MS 1000
+
+struct auth_principal {
+	char tenant_id[129];
+	char token_id[41];
+	char name[129];
+	unsigned scopes;
+};
+
+void auth_init(void);
+void auth_shutdown(void);
+
+/* Verifies an Authorization header value. RG_OK fills *out; RG_NOT_FOUND for a missing,
+ * malformed, unknown or deleted token (→ 401); RG_UNAVAILABLE when the database cannot say. */
+enum rg_status auth_verify(struct db_pool *pool, const char *authorization,
+			   struct auth_principal *out, struct db_error *err) RG_MUSTCHECK;
+
+/* Drops a token (by hex SHA-256) from this instance's cache. */
+void auth_forget(const char *sha256_hex);
+
+#endif

@@ -1,0 +1,177 @@
+#include "server/config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum cfg_kind { CFG_UINT, CFG_ADDR, CFG_LEVEL, CFG_BOOL, CFG_ORIGINS, CFG_URL };
+
+static const struct cfg_entry {
+	const char *env;
+	enum cfg_kind kind;
+	unsigned long min, max;
+	const char *def;
+	size_t offset;
+} entries[] = {
+	/* sorted by name */
+	{"DATABASE_URL", CFG_URL, 0, 0, NULL, offsetof(struct rg_config, database_url)},
+	{"RECALLGATE_ADDR", CFG_ADDR, 0, 0, "127.0.0.1:8080", 0},
+	{"RECALLGATE_CONNECTION_TIMEOUT", CFG_UINT, 1, 3600, "30",
+	 offsetof(struct rg_config, connection_timeout)},
+	{"RECALLGATE_CORS_ORIGINS", CFG_ORIGINS, 0, 0, "", 0},
+	{"RECALLGATE_DB_ACQUIRE_TIMEOUT_MS", CFG_UINT, 1, 60000, "2000",
+	 offsetof(struct rg_config, db_acquire_timeout_ms)},
+	{"RECALLGATE_DB_POOL", CFG_UINT, 1, 256, "8", offsetof(struct rg_config, db_pool)},
+	{"RECALLGATE_LOG_LEVEL", CFG_LEVEL, 0, 0, "info", 0},
+	{"RECALLGATE_MAX_BODY", CFG_UINT, 1024, 67108864, "1048576",
+	 offsetof(struct rg_config, max_body)},
+	{"RECALLGATE_MAX_CONNECTIONS", CFG_UINT, 1, 65535, "256",
+	 offsetof(struct rg_config, max_connections)},
+	{"RECALLGATE_TRUST_PROXY", CFG_BOOL, 0, 0, "0", 0},
+};
+
+static bool parse_ulong(const char *s, unsigned long *out)
+{
+	char *end;
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool parse_addr(struct rg_config *cfg, const char *s)
+{
+	const char *colon = strrchr(s, ':');
+	unsigned long port;
+	if (colon == NULL || colon == s || (size_t)(colon - s) >= sizeof cfg->host)
+		return false;
+	if (!parse_ulong(colon + 1, &port) || port < 1 || port > 65535)
+		return false;
+	memcpy(cfg->host, s, (size_t)(colon - s));
+	cfg->host[colon - s] = '\0';
+	cfg->port = (unsigned)port;
+	return true;
+}
+
+static bool parse_origins(struct rg_config *cfg, const char *s)
+{
+	cfg->n_origins = 0;
+	while (*s) {
+		const char *end = strchr(s, ',');
+		size_t n = end ? (size_t)(end - s) : strlen(s);
+		while (n > 0 && *s == ' ') {
+			s++;
+			n--;
+		}
+		while (n > 0 && s[n - 1] == ' ')
+			n--;
+		if (n == 0 || n >= sizeof cfg->origins[0] || cfg->n_origins == CFG_MAX_ORIGINS)
+			return false;
+		if (strncmp(s, "http://", 7) != 0 && strncmp(s, "https://", 8) != 0)
+			return false;
+		memcpy(cfg->origins[cfg->n_origins], s, n);
+		cfg->origins[cfg->n_origins++][n] = '\0';
+		if (!end)
+			break;
+		s = end + 1;
+	}
+	return true;
+}
+
+static bool apply(struct rg_config *cfg, const struct cfg_entry *e, const char *v)
+{
+	unsigned long u;
+	char *base = (char *)cfg;
+	switch (e->kind) {
+	case CFG_URL:
+		if (*v == '\0' || strlen(v) >= sizeof cfg->database_url)
+			return false;
+		strcpy(cfg->database_url, v);
+		return true;
+	case CFG_UINT:
+		if (!parse_ulong(v, &u) || u < e->min || u > e->max)
+			return false;
+		if (e->offset == offsetof(struct rg_config, max_body))
+			cfg->max_body = u;
+		else
+			*(unsigned *)(void *)(base + e->offset) = (unsigned)u;
+		return true;
+	case CFG_ADDR:
+		return parse_addr(cfg, v);
+	case CFG_LEVEL: {
+		static const char *const names[] = {"error", "warn", "info", "debug"};
+		for (int i = 0; i < 4; i++)
+			if (strcmp(v, names[i]) == 0) {
+				cfg->log_level = (enum log_level)i;
+				return true;
+			}
+		return false;
+	}
+	case CFG_BOOL:
+		if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+			return false;
+		cfg->trust_proxy = v[0] == '1';
+		return true;
+	case CFG_ORIGINS:
+		return parse_origins(cfg, v);
+	}
+	return false;
+}
+
+static const char *expectation(const struct cfg_entry *e, char *buf, size_t len)
+{
+	switch (e->kind) {
+	case CFG_UINT:
+		snprintf(buf, len, "an integer from %lu to %lu", e->min, e->max);
+		break;
+	case CFG_ADDR:
+		snprintf(buf, len, "host:port with a port from 1 to 65535");
+		break;
+	case CFG_LEVEL:
+		snprintf(buf, len, "one of error, warn, info, debug");
+		break;
+	case CFG_BOOL:
+		snprintf(buf, len, "0 or 1");
+		break;
+	case CFG_ORIGINS:
+		snprintf(buf, len, "a comma-separated list of http(s) origins");
+		break;
+	case CFG_URL:
+		snprintf(buf, len, "a libpq connection URI or conninfo string");
+		break;
+	}
+	return buf;
+}
+
+bool cfg_load(struct rg_config *cfg, const char *(*getenv_fn)(const char *), bool need_database,
+	      char *err, size_t errlen)
+{
+	char want[96];
+	memset(cfg, 0, sizeof *cfg);
+	for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+		const struct cfg_entry *e = &entries[i];
+		const char *v = getenv_fn(e->env);
+		if (v == NULL || (*v == '\0' && e->kind != CFG_ORIGINS)) {
+			if (e->def == NULL) {
+				if (need_database) {
+					snprintf(err, errlen, "recallgate: %s is not set (%s)", e->env,
+						 expectation(e, want, sizeof want));
+					return false;
+				}
+				continue;
+			}
+			v = e->def;
+		}
+		if (!apply(cfg, e, v)) {
+			snprintf(err, errlen, "recallgate: %s is invalid: expected %s", e->env,
+				 expectation(e, want, sizeof want));
+			return false;
+		}
+	}
+	return true;
+}

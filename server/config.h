@@ -1,0 +1,33 @@
+/* Configuration from the environment: one table of {name, type, bounds, default}. */
+#ifndef RG_SERVER_CONFIG_H
+#define RG_SERVER_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CFG_MAX_ORIGINS 16
+
+enum log_level { LOG_ERROR = 0, LOG_WARN, LOG_INFO, LOG_DEBUG };
+
+struct rg_config {
+	char database_url[2048];
+	char host[64];
+	unsigned port;
+	unsigned max_connections;
+	unsigned db_pool;
+	unsigned connection_timeout;
+	unsigned long max_body;
+	unsigned db_acquire_timeout_ms;
+	enum log_level log_level;
+	bool trust_proxy;
+	size_t n_origins;
+	char origins[CFG_MAX_ORIGINS][256];
+};
+
+/* Reads the environment through getenv_fn (getenv in production, a table in tests).
+ * need_database: DATABASE_URL is required (serve, migrate, token create).
+ * false with one clear line in err when a value is missing or out of range. */
+bool cfg_load(struct rg_config *cfg, const char *(*getenv_fn)(const char *), bool need_database,
+	      char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,198 @@
+/* The composition root: CLI, start-up order, signals, shutdown. */
+#include <curl/curl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/hash.h"
+#include "core/ids.h"
+#include "db/migrate.h"
+#include "db/tokens.h"
+#include "handlers/api.h"
+#include "server/auth.h"
+#include "server/config.h"
+#include "server/http.h"
+#include "server/log.h"
+#include "server/metrics.h"
+
+#define EXIT_USAGE 2
+#define DRAIN_MS 10000
+
+static const char usage[] =
+	"usage: recallgate serve | migrate | token create --tenant T --scopes a,b [--name N] | version\n";
+
+static const char *env(const char *name)
+{
+	return getenv(name);
+}
+
+static int load_config(struct rg_config *cfg, bool need_database)
+{
+	char err[256];
+	if (!cfg_load(cfg, env, need_database, err, sizeof err)) {
+		fprintf(stderr, "%s\n", err);
+		return EXIT_USAGE;
+	}
+	log_set_level(cfg->log_level);
+	return 0;
+}
+
+/* A single connection for the CLI commands (no pool wait matters there). */
+static int with_connection(const struct rg_config *cfg, struct db_pool **pool,
+			   struct db_conn **conn)
+{
+	struct db_error err = {0};
+	if (db_pool_open(cfg->database_url, 1, cfg->db_acquire_timeout_ms, pool) != RG_OK)
+		return 1;
+	if (db_acquire(*pool, conn, &err) != RG_OK) {
+		fprintf(stderr, "recallgate: cannot connect to the database: %s\n", err.message);
+		db_pool_close(*pool);
+		return 1;
+	}
+	return 0;
+}
+
+static int cmd_migrate(void)
+{
+	struct rg_config cfg;
+	struct db_pool *pool = NULL;
+	struct db_conn *conn = NULL;
+	struct db_error err = {0};
+	unsigned applied = 0;
+	int rc = load_config(&cfg, true);
+	if (rc || (rc = with_connection(&cfg, &pool, &conn)))
+		return rc;
+	if (db_migrate(conn, &applied, &err) != RG_OK) {
+		fprintf(stderr, "recallgate: migration failed: %s%s%s\n", err.message,
+			err.sqlstate[0] ? " SQLSTATE " : "", err.sqlstate);
+		rc = 1;
+	} else {
+		fprintf(stderr, "recallgate: %u migration(s) applied\n", applied);
+	}
+	db_release(pool, conn);
+	db_pool_close(pool);
+	return rc;
+}
+
+static int cmd_token_create(int argc, char **argv)
+{
+	const char *tenant = NULL, *scopes = NULL, *name = "cli";
+	unsigned mask;
+	for (int i = 0; i < argc; i++) {
+		if (i + 1 < argc && strcmp(argv[i], "--tenant") == 0)
+			tenant = argv[++i];
+		else if (i + 1 < argc && strcmp(argv[i], "--scopes") == 0)
+			scopes = argv[++i];
+		else if (i + 1 < argc && strcmp(argv[i], "--name") == 0)
+			name = argv[++i];
+		else {
+			fputs(usage, stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (tenant == NULL || scopes == NULL) {
+		fprintf(stderr, "recallgate: token create needs --tenant and --scopes\n");
+		return EXIT_USAGE;
+	}
+	if (!core_id_valid(tenant) || !core_id_valid(name)) {
+		fprintf(stderr, "recallgate: --tenant and --name must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$\n");
+		return EXIT_USAGE;
+	}
+	if (!core_scopes_parse_csv(scopes, &mask)) {
+		fprintf(stderr, "recallgate: --scopes must be distinct known scopes separated by commas\n");
+		return EXIT_USAGE;
+	}
+
+	struct rg_config cfg;
+	struct db_pool *pool = NULL;
+	struct db_conn *conn = NULL;
+	struct db_error err = {0};
+	char token[RG_TOKEN_SIZE], token_id[RG_ID_SIZE], digest[RG_SHA256_HEX_LEN + 1];
+	int64_t created_ms;
+	int rc = load_config(&cfg, true);
+	if (rc || (rc = with_connection(&cfg, &pool, &conn)))
+		return rc;
+	struct db_actor actor = {tenant, NULL, NULL};
+	if (!core_new_token(token) || !core_new_id("tok_", token_id)) {
+		fprintf(stderr, "recallgate: the random generator failed\n");
+		rc = 1;
+	} else {
+		core_sha256_hex(token, strlen(token), digest);
+		if (db_token_create(conn, &actor, token_id, name, scopes, digest, &created_ms, &err) !=
+		    RG_OK) {
+			fprintf(stderr, "recallgate: cannot create the token: %s\n", err.message);
+			rc = 1;
+		} else {
+			printf("%s\n", token);
+		}
+	}
+	db_release(pool, conn);
+	db_pool_close(pool);
+	return rc;
+}
+
+static int cmd_serve(void)
+{
+	struct rg_config cfg;
+	struct db_pool *pool = NULL;
+	struct http_server *srv = NULL;
+	sigset_t stop;
+	int sig = 0, rc = load_config(&cfg, true);
+	if (rc)
+		return rc;
+
+	/* Start-up order: signals, libcurl, jansson's seed, pool, then the daemon. */
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL); /* every thread inherits the mask */
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	json_object_seed(0);
+	if (db_pool_open(cfg.database_url, cfg.db_pool, cfg.db_acquire_timeout_ms, &pool) != RG_OK) {
+		rc = 1;
+		goto out;
+	}
+	static const char *route_names[64];
+	for (size_t i = 0; i < h_routes_count && i < 64; i++)
+		route_names[i] = h_routes[i].path;
+	metrics_init(route_names, h_routes_count, pool);
+	auth_init();
+	if (!http_start(&cfg, pool, &srv)) {
+		rc = 1;
+		goto out;
+	}
+	log_info(NULL, "listening on %s:%u", cfg.host, cfg.port);
+	sigwait(&stop, &sig);
+	log_info(NULL, "signal %d: draining", sig);
+	http_stop(srv, DRAIN_MS);
+	log_info(NULL, "stopped");
+out:
+	auth_shutdown();
+	metrics_shutdown();
+	db_pool_close(pool);
+	curl_global_cleanup();
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "serve") == 0 && argc == 2)
+		return cmd_serve();
+	if (strcmp(argv[1], "migrate") == 0 && argc == 2)
+		return cmd_migrate();
+	if (strcmp(argv[1], "version") == 0 && argc == 2) {
+		printf("recallgate %s\n", RG_VERSION);
+		return 0;
+	}
+	if (strcmp(argv[1], "token") == 0 && argc >= 3 && strcmp(argv[2], "create") == 0)
+		return cmd_token_create(argc - 3, argv + 3);
+	fputs(usage, stderr);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,144 @@
+#include "server/metrics.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N_METHODS 8
+#define N_STATUS 24
+#define N_BUCKETS 14
+
+static const char *const methods[N_METHODS] = {"GET", "POST", "PUT", "PATCH", "DELETE",
+					       "OPTIONS", "HEAD", "OTHER"};
+static const double bounds[N_BUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+					 0.1,    0.25,  0.5,    1,     2.5,  5,    10};
+
+struct slot {
+	atomic_int status[N_STATUS];     /* 0 = free */
+	atomic_ullong count[N_STATUS];
+	atomic_ullong bucket[N_BUCKETS + 1];
+	atomic_ullong sum_us;
+};
+
+static struct {
+	const char *const *names;
+	size_t n_routes;
+	struct slot *slots; /* (n_routes + 1) * N_METHODS */
+	struct db_pool *pool;
+} m;
+
+void metrics_init(const char *const *route_names, size_t n_routes, struct db_pool *pool)
+{
+	m.names = route_names;
+	m.n_routes = n_routes;
+	m.pool = pool;
+	m.slots = calloc((n_routes + 1) * N_METHODS, sizeof *m.slots);
+}
+
+void metrics_shutdown(void)
+{
+	free(m.slots);
+	m.slots = NULL;
+}
+
+static size_t method_index(const char *method)
+{
+	for (size_t i = 0; i + 1 < N_METHODS; i++)
+		if (strcmp(methods[i], method) == 0)
+			return i;
+	return N_METHODS - 1;
+}
+
+void metrics_observe(size_t route, const char *method, int status, double seconds)
+{
+	if (m.slots == NULL)
+		return;
+	if (route > m.n_routes)
+		route = m.n_routes;
+	struct slot *s = &m.slots[route * N_METHODS + method_index(method)];
+	for (size_t i = 0; i < N_STATUS; i++) {
+		int cur = atomic_load(&s->status[i]);
+		if (cur == 0) {
+			int expected = 0;
+			if (!atomic_compare_exchange_strong(&s->status[i], &expected, status) &&
+			    expected != status)
+				continue;
+			cur = status;
+		}
+		if (cur == status) {
+			atomic_fetch_add(&s->count[i], 1);
+			break;
+		}
+	}
+	size_t b = 0;
+	while (b < N_BUCKETS && seconds > bounds[b])
+		b++;
+	atomic_fetch_add(&s->bucket[b], 1);
+	atomic_fetch_add(&s->sum_us, (unsigned long long)(seconds * 1e6));
+}
+
+static const char *route_name(size_t r)
+{
+	return r < m.n_routes ? m.names[r] : "unmatched";
+}
+
+char *metrics_render(size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	if (f == NULL)
+		return NULL;
+	size_t nslots = (m.n_routes + 1) * N_METHODS;
+	fputs("# HELP recallgate_http_requests_total HTTP requests by route template, method and status.\n"
+	      "# TYPE recallgate_http_requests_total counter\n", f);
+	for (size_t i = 0; m.slots && i < nslots; i++)
+		for (size_t k = 0; k < N_STATUS; k++) {
+			int st = atomic_load(&m.slots[i].status[k]);
+			if (st == 0)
+				break;
+			fprintf(f, "recallgate_http_requests_total{route=\"%s\",method=\"%s\",status=\"%d\"} %llu\n",
+				route_name(i / N_METHODS), methods[i % N_METHODS], st,
+				atomic_load(&m.slots[i].count[k]));
+		}
+	fputs("# HELP recallgate_http_request_duration_seconds Request latency by route template and method.\n"
+	      "# TYPE recallgate_http_request_duration_seconds histogram\n", f);
+	for (size_t i = 0; m.slots && i < nslots; i++) {
+		struct slot *s = &m.slots[i];
+		unsigned long long cum = 0;
+		if (atomic_load(&s->status[0]) == 0)
+			continue;
+		const char *r = route_name(i / N_METHODS), *meth = methods[i % N_METHODS];
+		for (size_t b = 0; b <= N_BUCKETS; b++) {
+			cum += atomic_load(&s->bucket[b]);
+			if (b < N_BUCKETS)
+				fprintf(f, "recallgate_http_request_duration_seconds_bucket{route=\"%s\",method=\"%s\",le=\"%g\"} %llu\n",
+					r, meth, bounds[b], cum);
+			else
+				fprintf(f, "recallgate_http_request_duration_seconds_bucket{route=\"%s\",method=\"%s\",le=\"+Inf\"} %llu\n",
+					r, meth, cum);
+		}
+		fprintf(f, "recallgate_http_request_duration_seconds_sum{route=\"%s\",method=\"%s\"} %.6f\n",
+			r, meth, (double)atomic_load(&s->sum_us) / 1e6);
+		fprintf(f, "recallgate_http_request_duration_seconds_count{route=\"%s\",method=\"%s\"} %llu\n",
+			r, meth, cum);
+	}
+	struct db_pool_stats ps = {0};
+	if (m.pool)
+		db_pool_get_stats(m.pool, &ps);
+	fprintf(f,
+		"# HELP recallgate_db_pool_size Database connections in the pool.\n"
+		"# TYPE recallgate_db_pool_size gauge\nrecallgate_db_pool_size %u\n"
+		"# HELP recallgate_db_pool_in_use Database connections borrowed by requests.\n"
+		"# TYPE recallgate_db_pool_in_use gauge\nrecallgate_db_pool_in_use %u\n"
+		"# HELP recallgate_db_pool_waiting Requests waiting for a database connection.\n"
+		"# TYPE recallgate_db_pool_waiting gauge\nrecallgate_db_pool_waiting %u\n"
+		"# HELP recallgate_db_pool_acquire_timeouts_total Pool acquisitions that timed out.\n"
+		"# TYPE recallgate_db_pool_acquire_timeouts_total counter\n"
+		"recallgate_db_pool_acquire_timeouts_total %llu\n"
+		"# HELP recallgate_provider_calls_total Outbound provider calls by outcome.\n"
+		"# TYPE recallgate_provider_calls_total counter\n",
+		ps.size, ps.in_use, ps.waiting, (unsigned long long)ps.acquire_timeouts);
+	fclose(f);
+	return buf;
+}

@@ -1,0 +1,113 @@
+#include "server/router.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+#define MAX_SEGMENTS 16
+
+/* Splits s (modified in place) on '/', skipping the leading one. Returns the count, or -1
+ * when there are too many segments or an empty one (a trailing or doubled slash). */
+static int split(char *s, char *seg[MAX_SEGMENTS])
+{
+	int n = 0;
+	if (*s != '/')
+		return -1;
+	s++;
+	for (;;) {
+		if (n == MAX_SEGMENTS)
+			return -1;
+		seg[n++] = s;
+		char *slash = strchr(s, '/');
+		if (slash == NULL)
+			break;
+		*slash = '\0';
+		s = slash + 1;
+	}
+	for (int i = 0; i < n; i++)
+		if (seg[i][0] == '\0' && !(n == 1 && i == 0))
+			return -1;
+	return n;
+}
+
+/* Does the template fit the path's segments? Parameters are filled only when fill. */
+static bool fits(const char *tmpl, char *const *seg, int nseg, struct router_match *m, bool fill)
+{
+	char copy[ROUTER_MAX_PATH];
+	char *tseg[MAX_SEGMENTS];
+	if (strlen(tmpl) >= sizeof copy)
+		return false;
+	strcpy(copy, tmpl);
+	int nt = split(copy, tseg);
+	if (nt != nseg)
+		return false;
+	size_t used = 0;
+	for (int i = 0; i < nt; i++) {
+		size_t len = strlen(tseg[i]);
+		if (len > 2 && tseg[i][0] == '{' && tseg[i][len - 1] == '}') {
+			if (!fill)
+				continue;
+			if (m->nparams == H_MAX_PARAMS || used + len > sizeof m->names)
+				return false;
+			memcpy(m->names + used, tseg[i] + 1, len - 2);
+			m->names[used + len - 2] = '\0';
+			m->params[m->nparams].name = m->names + used;
+			m->params[m->nparams].value = seg[i];
+			m->nparams++;
+			used += len - 1;
+		} else if (strcmp(tseg[i], seg[i]) != 0) {
+			return false;
+		}
+	}
+	return true;
+}
+
+enum router_result router_match(const struct h_route *routes, size_t n, const char *method,
+				const char *path, struct router_match *m)
+{
+	char *seg[MAX_SEGMENTS];
+	memset(m, 0, offsetof(struct router_match, buf));
+	if (strlen(path) >= sizeof m->buf)
+		return ROUTER_NOT_FOUND;
+	strcpy(m->buf, path);
+	int nseg = split(m->buf, seg);
+	if (nseg < 0)
+		return ROUTER_NOT_FOUND;
+
+	bool path_known = false;
+	for (size_t i = 0; i < n; i++) {
+		if (!fits(routes[i].path, seg, nseg, m, false))
+			continue;
+		path_known = true;
+		if (strcmp(routes[i].method, method) == 0) {
+			m->route = &routes[i];
+			fits(routes[i].path, seg, nseg, m, true);
+			break;
+		}
+	}
+	if (!path_known)
+		return ROUTER_NOT_FOUND;
+	/* Allow lists every method of the templates that fit (sorted, for 405 and preflight). */
+	const char *methods[16];
+	size_t nm = 0;
+	for (size_t i = 0; i < n && nm < 16; i++) {
+		if (!fits(routes[i].path, seg, nseg, m, false))
+			continue;
+		bool seen = false;
+		for (size_t j = 0; j < nm; j++)
+			seen = seen || strcmp(methods[j], routes[i].method) == 0;
+		if (!seen)
+			methods[nm++] = routes[i].method;
+	}
+	for (size_t i = 1; i < nm; i++)
+		for (size_t j = i; j > 0 && strcmp(methods[j - 1], methods[j]) > 0; j--) {
+			const char *t = methods[j];
+			methods[j] = methods[j - 1];
+			methods[j - 1] = t;
+		}
+	for (size_t i = 0; i < nm; i++) {
+		if (i)
+			strncat(m->allow, ", ", sizeof m->allow - strlen(m->allow) - 1);
+		strncat(m->allow, methods[i], sizeof m->allow - strlen(m->allow) - 1);
+	}
+	return m->route ? ROUTER_FOUND : ROUTER_METHOD_NOT_ALLOWED;
+}
