@@ -28,6 +28,24 @@ static void errorf(json_t *errors, const char *field, const char *fmt, ...)
 static bool check_object(const json_t *obj, const struct field_spec *spec, const char *path,
 			 json_t *errors, bool *unknown);
 
+/* "path.key" into out; a cut never splits a UTF-8 sequence (jansson refuses broken UTF-8,
+ * and a dropped error would let a bad body through). */
+static void join_path(char *out, size_t size, const char *path, const char *key)
+{
+	int n = snprintf(out, size, "%s%s%s", path, *path ? "." : "", key);
+	if (n < 0 || (size_t)n < size)
+		return;
+	size_t end = size - 1, lead = end;
+	while (lead > 0 && ((unsigned char)out[lead - 1] & 0xC0) == 0x80)
+		lead--;
+	if (lead == 0)
+		return;
+	unsigned char c = (unsigned char)out[lead - 1];
+	size_t want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+	if (end - (lead - 1) < want)
+		out[lead - 1] = '\0'; /* the last sequence was cut: drop it whole */
+}
+
 static void check_value(const json_t *v, const struct field_spec *f, const char *path,
 			json_t *errors, bool *unknown)
 {
@@ -79,8 +97,13 @@ static void check_value(const json_t *v, const struct field_spec *f, const char 
 			return;
 		}
 		json_int_t i = json_integer_value(v);
-		if (i < f->min || (f->max > 0 && i > f->max))
-			errorf(errors, path, "must be between %lld and %lld", (long long)f->min, (long long)f->max);
+		if (i < f->min || (f->max > 0 && i > f->max)) {
+			if (f->max > 0)
+				errorf(errors, path, "must be between %lld and %lld", (long long)f->min,
+				       (long long)f->max);
+			else
+				errorf(errors, path, "must be at least %lld", (long long)f->min);
+		}
 		return;
 	}
 	case F_NUMBER: {
@@ -89,8 +112,13 @@ static void check_value(const json_t *v, const struct field_spec *f, const char 
 			return;
 		}
 		double d = json_number_value(v);
-		if (!isfinite(d) || d < (double)f->min || (f->max > 0 && d > (double)f->max))
-			errorf(errors, path, "must be between %lld and %lld", (long long)f->min, (long long)f->max);
+		if (!isfinite(d) || d < (double)f->min || (f->max > 0 && d > (double)f->max)) {
+			if (f->max > 0)
+				errorf(errors, path, "must be between %lld and %lld", (long long)f->min,
+				       (long long)f->max);
+			else
+				errorf(errors, path, "must be at least %lld", (long long)f->min);
+		}
 		return;
 	}
 	case F_BOOL:
@@ -151,13 +179,13 @@ static bool check_object(const json_t *obj, const struct field_spec *spec, const
 		while (f->name && strcmp(f->name, key) != 0)
 			f++;
 		if (f->name == NULL) {
-			snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", key);
+			join_path(sub, sizeof sub, path, key);
 			core_fields_error(errors, sub, "unknown field");
 			*unknown = true;
 		}
 	}
 	for (const struct field_spec *f = spec; f->name; f++) {
-		snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", f->name);
+		join_path(sub, sizeof sub, path, f->name);
 		v = json_object_get(obj, f->name);
 		if (v == NULL) {
 			if (f->required)
@@ -177,7 +205,8 @@ enum fields_result core_fields_validate(const json_t *obj, const struct field_sp
 		core_fields_error(errors, "", "the body must be a JSON object");
 		return FIELDS_INVALID;
 	}
-	if (check_object(obj, spec, "", errors, &unknown))
-		return FIELDS_OK;
-	return unknown ? FIELDS_UNKNOWN : FIELDS_INVALID;
+	bool clean = check_object(obj, spec, "", errors, &unknown);
+	if (unknown)
+		return FIELDS_UNKNOWN;
+	return clean ? FIELDS_OK : FIELDS_INVALID;
 }

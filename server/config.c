@@ -58,10 +58,24 @@ static bool parse_addr(struct rg_config *cfg, const char *s)
 	return true;
 }
 
+/* An origin is scheme://host[:port]: what a browser sends in Origin, no path. */
+static bool origin_valid(const char *s, size_t n)
+{
+	size_t skip = strncmp(s, "https://", 8) == 0 ? 8 : strncmp(s, "http://", 7) == 0 ? 7 : 0;
+	if (skip == 0 || n <= skip)
+		return false;
+	for (size_t i = skip; i < n; i++)
+		if (s[i] == '/' || s[i] == ' ' || s[i] == '?' || s[i] == '#')
+			return false;
+	return true;
+}
+
 static bool parse_origins(struct rg_config *cfg, const char *s)
 {
 	cfg->n_origins = 0;
-	while (*s) {
+	if (*s == '\0')
+		return true;
+	for (;;) {
 		const char *end = strchr(s, ',');
 		size_t n = end ? (size_t)(end - s) : strlen(s);
 		while (n > 0 && *s == ' ') {
@@ -70,17 +84,15 @@ static bool parse_origins(struct rg_config *cfg, const char *s)
 		}
 		while (n > 0 && s[n - 1] == ' ')
 			n--;
-		if (n == 0 || n >= sizeof cfg->origins[0] || cfg->n_origins == CFG_MAX_ORIGINS)
-			return false;
-		if (strncmp(s, "http://", 7) != 0 && strncmp(s, "https://", 8) != 0)
+		if (n == 0 || n >= sizeof cfg->origins[0] || cfg->n_origins == CFG_MAX_ORIGINS ||
+		    !origin_valid(s, n))
 			return false;
 		memcpy(cfg->origins[cfg->n_origins], s, n);
 		cfg->origins[cfg->n_origins++][n] = '\0';
 		if (!end)
-			break;
+			return true;
 		s = end + 1;
 	}
-	return true;
 }
 
 static bool apply(struct rg_config *cfg, const struct cfg_entry *e, const char *v)
