@@ -186,7 +186,8 @@ static enum MHD_Result render(struct request *r, struct h_ctx *ctx)
 	return queue(r, (unsigned)ctx->status, resp);
 }
 
-/* Everything after the body has arrived: the check order of the contract is
+/* Everything after the body has arrived (or, for a declared length over the cap, before it
+ * is read): the check order of the contract is
  * route (404/405) → authentication (401) → path parameters and body (422/415/400) →
  * scope (403) → the handler. */
 static enum MHD_Result dispatch(struct request *r)
@@ -204,10 +205,6 @@ static enum MHD_Result dispatch(struct request *r)
 	if (r->routed == ROUTER_METHOD_NOT_ALLOWED)
 		return problem(r, 405, "method_not_allowed", "This path does not support the method.",
 			       NULL, -1, r->match.allow);
-	if (r->too_large)
-		return problem(r, 413, "payload_too_large", "The body exceeds the size limit.", NULL,
-			       -1, NULL);
-
 	if (route->scope != 0) {
 		enum rg_status st = auth_verify(srv->pool, header(r->conn, "Authorization"), &who,
 						&r->dberr);
@@ -218,6 +215,9 @@ static enum MHD_Result dispatch(struct request *r)
 			return problem(r, 401, "unauthenticated", "A valid bearer token is required.",
 				       NULL, -1, NULL);
 	}
+	if (r->too_large)
+		return problem(r, 413, "payload_too_large", "The body exceeds the size limit.", NULL,
+			       -1, NULL);
 	for (size_t i = 0; i < r->match.nparams; i++) {
 		if (!core_id_valid(r->match.params[i].value)) {
 			json_t *errors = json_array();
@@ -362,9 +362,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		const char *cl = header(conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (cl && strtoull(cl, NULL, 10) > srv->cfg->max_body) {
 			r->too_large = true;
+			/* Answer now (401 or 413) without reading a byte of the body. */
 			if (r->routed == ROUTER_FOUND)
-				return problem(r, 413, "payload_too_large",
-					       "The body exceeds the size limit.", NULL, -1, NULL);
+				return dispatch(r);
 		}
 		return MHD_YES;
 	}

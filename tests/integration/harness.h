@@ -1,0 +1,174 @@
+/*
+ * harness.h — integration-test helpers: the real recallgate binary on a free port, driven
+ * with libcurl, against the PostgreSQL named by DATABASE_URL.
+ *
+ * Every test executable uses its own server (its own port) and its own tenants (it_unique),
+ * so the files can run in parallel (ctest -j2) against one database without any reset.
+ * A test that cannot reach its database FAILS; nothing here ever skips.
+ *
+ * Ownership: functions documented "new" return memory the caller frees (free(), or the
+ * matching it_*_free); "borrowed" results live as long as the object they came from.
+ */
+#ifndef RG_IT_HARNESS_H
+#define RG_IT_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#if defined(__GNUC__)
+#define IT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define IT_PRINTF(a, b)
+#endif
+
+/* ---------------------------------------------------------------- process setup */
+
+/* Call first in main(): initialises libcurl and jansson's hash seed and checks that
+ * DATABASE_URL is set. Returns false (after printing one clear line) when it is not:
+ * main() must then return 1 so that the test FAILS. */
+bool it_init(void);
+/* Call last in main(). */
+void it_cleanup(void);
+
+/* ---------------------------------------------------------------- the server */
+
+struct it_server {
+	pid_t pid; /* 0 when not running */
+	int port;
+	char base_url[64];   /* "http://127.0.0.1:<port>" */
+	char log_path[1024]; /* server stdout+stderr */
+};
+
+/* Fork+exec `RG_BIN_PATH serve` with the current environment plus
+ * RECALLGATE_ADDR=127.0.0.1:<free port> plus extra_env (NULL-terminated "NAME=value"
+ * entries that override; an entry "NAME" without '=' removes NAME). Waits up to 10 s for
+ * GET /healthz 200. Returns 0, or -1 after printing why (the log tail included). */
+int it_server_start(struct it_server *s, const char *const *extra_env);
+
+/* SIGTERM, wait up to `timeout_s` seconds; returns the exit status (0..255), 128+signal if
+ * it died of a signal, or -1 when it had to be killed (did not exit in time). */
+int it_server_stop_within(struct it_server *s, int timeout_s);
+/* it_server_stop_within(s, 20) */
+int it_server_stop(struct it_server *s);
+
+/* Send one signal without waiting (0 ok, -1 not running). */
+int it_server_signal(const struct it_server *s, int sig);
+/* Wait up to timeout_s for the server to exit: the status as it_server_stop_within, or -2
+ * when it is still running (it is left running). */
+int it_server_wait(struct it_server *s, int timeout_s);
+
+/* new: the whole server log, NUL-terminated (length in *len if len). NULL if unreadable. */
+char *it_log_read(const struct it_server *s, size_t *len);
+bool it_log_contains(const struct it_server *s, const char *needle);
+
+/* ---------------------------------------------------------------- child processes */
+
+struct it_proc {
+	int status; /* exit status, 128+signal, or -1 (timeout: killed) */
+	char *out;  /* new: stdout, NUL-terminated */
+	size_t out_len;
+	char *err; /* new: stderr, NUL-terminated */
+	size_t err_len;
+};
+
+/* Run RG_BIN_PATH with args (NULL-terminated, without argv[0]) and environment = current
+ * + env_changes (same rules as it_server_start). Kills it after timeout_s. Returns 0 when
+ * it ran (status in p->status), -1 when it could not be started. */
+int it_run(const char *const *args, const char *const *env_changes, int timeout_s,
+	   struct it_proc *p);
+void it_proc_free(struct it_proc *p);
+
+/* new: `recallgate token create --tenant .. --scopes .. --name ..` → the token string (no
+ * newline), or NULL after printing why (exit status, stderr). */
+char *it_token(const char *tenant, const char *scopes, const char *name);
+
+/* new: "<prefix>-<pid>-<unix time>-<counter>", valid as tenant, thread id and token name. */
+char *it_unique(const char *prefix);
+
+/* a TCP port on 127.0.0.1 that was free a moment ago, or -1 */
+int it_free_port(void);
+
+/* new: s percent-encoded for a query string */
+char *it_url_escape(const char *s);
+
+/* ---------------------------------------------------------------- HTTP */
+
+struct it_header {
+	char *name;
+	char *value;
+};
+
+struct it_resp {
+	long status;   /* 0 when the transfer failed */
+	int curl_code; /* CURLcode */
+	char curl_error[256];
+	char *body; /* NUL-terminated copy; body_len excludes the NUL */
+	size_t body_len;
+	json_t *json; /* parsed when the body is JSON (any *json content type) */
+	struct it_header *headers;
+	size_t nheaders;
+	char desc[300]; /* "PUT /v1/threads/x/memory-mode" for messages */
+};
+
+struct it_req {
+	const char *method;
+	const char *path;	    /* with query string */
+	const char *token;	    /* adds "Authorization: Bearer <token>" when not NULL */
+	const char *body;	    /* NULL: no body */
+	size_t body_len;	    /* used when body != NULL; 0 with body "" = empty body */
+	const char *const *headers; /* NULL-terminated "Name: value"; "Name:" removes a default */
+	bool chunked;		    /* send the body with Transfer-Encoding: chunked */
+	bool no_default_ct;	    /* don't add Content-Type: application/json */
+};
+
+/* Performs the request. Returns 0 when an HTTP answer arrived, -1 otherwise (out->status
+ * is then 0 and out->curl_error says why). out must be freed with it_resp_free either way. */
+int it_send(const struct it_server *s, const struct it_req *rq, struct it_resp *out);
+
+/* it_send with body = strlen-terminated text (or NULL). When a body is given,
+ * Content-Type: application/json is sent unless extra_headers sets one. */
+int it_request(const struct it_server *s, const char *method, const char *path, const char *token,
+	       const char *body, const char *const *extra_headers, struct it_resp *out);
+
+/* borrowed: the value of the last header with this name (case-insensitive), or NULL. */
+const char *it_resp_header(const struct it_resp *r, const char *name);
+void it_resp_free(struct it_resp *r);
+
+/* borrowed helpers over r->json (NULL / -1 / false when missing or of another type) */
+const char *it_json_str(const json_t *obj, const char *key);
+long long it_json_int(const json_t *obj, const char *key, long long dflt);
+bool it_json_has_null(const json_t *obj, const char *key);
+/* obj[key] is a string equal to want (false when either is missing) */
+bool it_json_str_is(const json_t *obj, const char *key, const char *want);
+
+/* Does errors[] of a problem contain an entry whose field equals `field`? */
+bool it_problem_has_field(const struct it_resp *r, const char *field);
+
+/* "sha256:" + 64 lowercase hex */
+bool it_is_sha256_ref(const char *s);
+/* RFC 3339 UTC with milliseconds and Z: 2026-11-29T21:07:22.123Z */
+bool it_is_timestamp_ms(const char *s);
+
+/* ---------------------------------------------------------------- assertions (cmocka) */
+
+/* These print the request, the expectation and the answer, then fail the current cmocka
+ * test (they never return on failure). Only call them from the test's own thread. */
+void it_fail_at(const char *file, int line, const char *fmt, ...) IT_PRINTF(3, 4);
+void it_check_at(bool ok, const char *file, int line, const char *fmt, ...) IT_PRINTF(4, 5);
+void it_expect_status_at(const struct it_resp *r, long status, const char *file, int line);
+/* status + application/problem+json + type urn:recallgate:problem:<code> + status member +
+ * code + title + request_id equal to the X-Request-Id header */
+void it_expect_problem_at(const struct it_resp *r, long status, const char *code, const char *file,
+			  int line);
+void it_expect_field_at(const struct it_resp *r, const char *field, const char *file, int line);
+
+#define IT_FAIL(...) it_fail_at(__FILE__, __LINE__, __VA_ARGS__)
+#define IT_CHECK(cond, ...) it_check_at((cond), __FILE__, __LINE__, __VA_ARGS__)
+#define IT_STATUS(r, st) it_expect_status_at((r), (st), __FILE__, __LINE__)
+#define IT_PROBLEM(r, st, code) it_expect_problem_at((r), (st), (code), __FILE__, __LINE__)
+#define IT_FIELD(r, field) it_expect_field_at((r), (field), __FILE__, __LINE__)
+
+#endif

@@ -1,0 +1,261 @@
+/*
+ * it_cli — the command line (DESIGN.md operating contract, foundation-contract CLI and
+ * Environment): exit codes 0 / 2 with one line on stderr for usage and configuration errors,
+ * `version`, `token create` printing the token alone, `migrate` idempotent, every
+ * configuration bound (the edge passes, one beyond fails).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+static char addr_env[64]; /* RECALLGATE_ADDR=127.0.0.1:<free port>, in case serve starts */
+
+static void show(const char *what, const struct it_proc *p)
+{
+	fprintf(stderr, "%s: exit %d\n  stdout: %s\n  stderr: %s\n", what, p->status, p->out,
+		p->err);
+}
+
+static size_t count_lines(const char *s, size_t len)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++)
+		n += s[i] == '\n';
+	if (len > 0 && s[len - 1] != '\n')
+		n++;
+	return n;
+}
+
+/* runs the binary and requires exit 2 and exactly one line on stderr */
+static void expect_usage_error(const char *what, const char *const *args, const char *const *env)
+{
+	struct it_proc p;
+	IT_CHECK(it_run(args, env, 15, &p) == 0, "could not run recallgate");
+	if (p.status != 2 || count_lines(p.err, p.err_len) != 1)
+		show(what, &p);
+	IT_CHECK(p.status == 2, "%s: exit status %d, expected 2", what, p.status);
+	IT_CHECK(count_lines(p.err, p.err_len) == 1, "%s: %zu lines on stderr, expected one", what,
+		 count_lines(p.err, p.err_len));
+	it_proc_free(&p);
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	int port = it_free_port();
+	if (port <= 0)
+		return -1;
+	snprintf(addr_env, sizeof addr_env, "RECALLGATE_ADDR=127.0.0.1:%d", port);
+	return 0;
+}
+
+static void test_version(void **state)
+{
+	(void)state;
+	const char *args[] = {"version", NULL};
+	struct it_proc p;
+	IT_CHECK(it_run(args, NULL, 15, &p) == 0, "could not run recallgate");
+	if (p.status != 0)
+		show("version", &p);
+	IT_CHECK(p.status == 0, "`recallgate version` exit %d", p.status);
+	IT_CHECK(p.out_len > 1 && count_lines(p.out, p.out_len) == 1 &&
+		     strpbrk(p.out, "0123456789"),
+		 "`recallgate version` printed %s", p.out);
+	it_proc_free(&p);
+}
+
+static void test_usage_errors(void **state)
+{
+	(void)state;
+	const char *none[] = {NULL};
+	expect_usage_error("no arguments", none, NULL);
+	const char *unknown[] = {"frobnicate", NULL};
+	expect_usage_error("unknown command", unknown, NULL);
+	const char *token_only[] = {"token", NULL};
+	expect_usage_error("token without subcommand", token_only, NULL);
+	const char *no_tenant[] = {"token", "create", "--scopes", "admin", NULL};
+	expect_usage_error("token create without --tenant", no_tenant, NULL);
+	char *tenant = it_unique("cli");
+	const char *no_scopes[] = {"token", "create", "--tenant", tenant, NULL};
+	expect_usage_error("token create without --scopes", no_scopes, NULL);
+	const char *bad_scope[] = {
+	    "token", "create", "--tenant", tenant, "--scopes", "memory:read,telepathy", NULL};
+	expect_usage_error("token create with an unknown scope", bad_scope, NULL);
+	const char *spaced[] = {
+	    "token", "create", "--tenant", tenant, "--scopes", "memory:read, admin", NULL};
+	expect_usage_error("token create with a space in --scopes", spaced, NULL);
+	const char *empty[] = {"token", "create", "--tenant", tenant, "--scopes", "", NULL};
+	expect_usage_error("token create with empty --scopes", empty, NULL);
+	const char *bad_name[] = {"token", "create", "--tenant",  tenant, "--scopes",
+				  "admin", "--name", "bad name!", NULL};
+	expect_usage_error("token create with an invalid --name", bad_name, NULL);
+	const char *extra[] = {"token", "create",  "--tenant", tenant, "--scopes",
+			       "admin", "--bogus", "x",	       NULL};
+	expect_usage_error("token create with an unknown option", extra, NULL);
+	free(tenant);
+}
+
+static void test_configuration_errors(void **state)
+{
+	(void)state;
+	const char *serve[] = {"serve", NULL};
+	static const char *const bad[] = {
+	    "DATABASE_URL",  /* unset */
+	    "DATABASE_URL=", /* empty */
+	    "RECALLGATE_DB_POOL=0",
+	    "RECALLGATE_DB_POOL=257",
+	    "RECALLGATE_DB_POOL=abc",
+	    "RECALLGATE_DB_POOL=8x",
+	    "RECALLGATE_ADDR=127.0.0.1:0",
+	    "RECALLGATE_ADDR=127.0.0.1:65536",
+	    "RECALLGATE_ADDR=nonsense",
+	    "RECALLGATE_MAX_CONNECTIONS=0",
+	    "RECALLGATE_MAX_CONNECTIONS=65536",
+	    "RECALLGATE_CONNECTION_TIMEOUT=0",
+	    "RECALLGATE_CONNECTION_TIMEOUT=3601",
+	    "RECALLGATE_MAX_BODY=1023",
+	    "RECALLGATE_MAX_BODY=67108865",
+	    "RECALLGATE_LOG_LEVEL=verbose",
+	    "RECALLGATE_TRUST_PROXY=2",
+	    "RECALLGATE_DB_ACQUIRE_TIMEOUT_MS=0",
+	    "RECALLGATE_DB_ACQUIRE_TIMEOUT_MS=60001",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		/* the bad setting last, so it overrides; the address is a free port in case the
+		 * server starts anyway (then it is killed after 15 s and the test fails) */
+		const char *env[] = {addr_env, bad[i], NULL};
+		char what[128];
+		snprintf(what, sizeof what, "serve with %s%s", bad[i],
+			 strchr(bad[i], '=') ? "" : " unset");
+		expect_usage_error(what, serve, env);
+	}
+	/* token create and migrate need DATABASE_URL too */
+	char *tenant = it_unique("cli");
+	const char *tok[] = {"token", "create", "--tenant", tenant, "--scopes", "admin", NULL};
+	const char *unset[] = {"DATABASE_URL", NULL};
+	expect_usage_error("token create with DATABASE_URL unset", tok, unset);
+	const char *migrate[] = {"migrate", NULL};
+	expect_usage_error("migrate with DATABASE_URL unset", migrate, unset);
+	free(tenant);
+}
+
+static void test_configuration_edges_accepted(void **state)
+{
+	(void)state;
+	/* the inclusive bounds of every setting start a working server */
+	const char *lower[] = {"RECALLGATE_DB_POOL=1",
+			       "RECALLGATE_MAX_CONNECTIONS=1",
+			       "RECALLGATE_CONNECTION_TIMEOUT=1",
+			       "RECALLGATE_MAX_BODY=1024",
+			       "RECALLGATE_LOG_LEVEL=error",
+			       "RECALLGATE_TRUST_PROXY=0",
+			       "RECALLGATE_DB_ACQUIRE_TIMEOUT_MS=1",
+			       "RECALLGATE_CORS_ORIGINS=",
+			       NULL};
+	const char *upper[] = {"RECALLGATE_DB_POOL=16", /* 256 would need max_connections > 256 */
+			       "RECALLGATE_MAX_CONNECTIONS=65535",
+			       "RECALLGATE_CONNECTION_TIMEOUT=3600",
+			       "RECALLGATE_MAX_BODY=67108864",
+			       "RECALLGATE_LOG_LEVEL=debug",
+			       "RECALLGATE_TRUST_PROXY=1",
+			       "RECALLGATE_DB_ACQUIRE_TIMEOUT_MS=60000",
+			       "RECALLGATE_CORS_ORIGINS=https://a.example,http://localhost:3000",
+			       NULL};
+	const char *const *sets[] = {lower, upper};
+	for (size_t i = 0; i < 2; i++) {
+		struct it_server s;
+		IT_CHECK(it_server_start(&s, sets[i]) == 0,
+			 "the server did not start with the %s "
+			 "bounds of every setting",
+			 i ? "upper" : "lower");
+		long status = 0;
+		for (int tries = 0; tries < 30 && status != 200; tries++) {
+			/* RECALLGATE_MAX_CONNECTIONS=1: the previous connection may still be
+			 * closing */
+			struct it_resp r;
+			it_request(&s, "GET", "/readyz", NULL, NULL, NULL, &r);
+			status = r.status;
+			it_resp_free(&r);
+			if (status != 200) {
+				struct timespec ts = {0, 100 * 1000000L};
+				nanosleep(&ts, NULL);
+			}
+		}
+		int st = it_server_stop(&s);
+		IT_CHECK(status == 200, "/readyz answered %ld", status);
+		IT_CHECK(st == 0, "exit status %d after SIGTERM", st);
+	}
+}
+
+static void test_token_create(void **state)
+{
+	(void)state;
+	char *tenant = it_unique("cli");
+	const char *args[] = {"token",	"create",   "--tenant",
+			      tenant,	"--scopes", "memory:read,memory:admin",
+			      "--name", "cli-test", NULL};
+	struct it_proc p;
+	IT_CHECK(it_run(args, NULL, 30, &p) == 0, "could not run recallgate");
+	if (p.status != 0)
+		show("token create", &p);
+	IT_CHECK(p.status == 0, "token create exit %d", p.status);
+	/* exactly "rg_" + 43 base64url characters + "\n" on stdout, nothing else */
+	bool shape = p.out_len == 47 && strncmp(p.out, "rg_", 3) == 0 && p.out[46] == '\n';
+	for (size_t i = 3; shape && i < 46; i++) {
+		char c = p.out[i];
+		shape = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+			(c >= '0' && c <= '9') || c == '-' || c == '_';
+	}
+	IT_CHECK(shape, "stdout is not one line `rg_<43 base64url>`: \"%s\"", p.out);
+	it_proc_free(&p);
+
+	/* a second token for the same (now existing) tenant, default name; a different secret */
+	const char *again[] = {"token", "create", "--tenant", tenant, "--scopes", "admin", NULL};
+	char *first = it_token(tenant, "memory:read", NULL);
+	IT_CHECK(first != NULL, "second token create for an existing tenant failed");
+	IT_CHECK(it_run(again, NULL, 30, &p) == 0 && p.status == 0, "third token create failed");
+	IT_CHECK(strncmp(p.out, first, strlen(first)) != 0, "two token creates printed one secret");
+	it_proc_free(&p);
+	free(first);
+	free(tenant);
+}
+
+static void test_migrate_twice(void **state)
+{
+	(void)state;
+	const char *args[] = {"migrate", NULL};
+	for (int i = 0; i < 2; i++) {
+		struct it_proc p;
+		IT_CHECK(it_run(args, NULL, 60, &p) == 0, "could not run recallgate");
+		if (p.status != 0)
+			show("migrate", &p);
+		IT_CHECK(p.status == 0, "migrate run %d: exit %d", i + 1, p.status);
+		it_proc_free(&p);
+	}
+}
+
+int main(void)
+{
+	if (!it_init())
+		return 1;
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_version),
+	    cmocka_unit_test(test_usage_errors),
+	    cmocka_unit_test(test_configuration_errors),
+	    cmocka_unit_test(test_configuration_edges_accepted),
+	    cmocka_unit_test(test_token_create),
+	    cmocka_unit_test(test_migrate_twice),
+	};
+	int rc = cmocka_run_group_tests_name("it_cli", tests, group_setup, NULL);
+	it_cleanup();
+	return rc;
+}
