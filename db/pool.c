@@ -1,6 +1,7 @@
 #include "db/db.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,6 +159,14 @@ enum rg_status db_acquire(struct db_pool *p, struct db_conn **out, struct db_err
 	p->in_use++;
 	pthread_mutex_unlock(&p->lock);
 
+	/* An idle connection has nothing to read (we never LISTEN): anything readable is the
+	 * server's goodbye after a restart or termination. Noticing it here, without blocking,
+	 * spares the request a failed first statement. */
+	if (c->pg && !c->broken) {
+		struct pollfd pfd = {.fd = PQsocket(c->pg), .events = POLLIN};
+		if (pfd.fd < 0 || poll(&pfd, 1, 0) != 0)
+			c->broken = true;
+	}
 	if (c->pg == NULL || c->broken || PQstatus(c->pg) != CONNECTION_OK) {
 		if (!connect_conn(p, c, err)) {
 			db_release(p, c);
