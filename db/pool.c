@@ -1,8 +1,11 @@
+/* sem_clockwait (glibc ≥ 2.30): a monotonic deadline for the acquire timeout. */
+#define _GNU_SOURCE
 #include "db/db.h"
 
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,21 +16,26 @@
 
 struct db_conn {
 	PGconn *pg;
-	bool in_use;
 	bool broken;
+	int64_t idle_since_ms; /* when it was last returned */
 	size_t nprepared;
 	const struct db_stmt *prepared[RG_MAX_PREPARED];
 };
 
+#define POOL_WORDS 4 /* bitmap words: up to 256 connections */
+
+/* Free connections are counted by a semaphore and found in an atomic bitmap: borrowing
+ * and returning take no lock, and a thread sleeps (futex) only when every connection is
+ * out. glibc's sem_post makes no system call when nobody waits. */
 struct db_pool {
-	pthread_mutex_t lock;
-	pthread_cond_t freed;
 	char *url;
 	unsigned size;
 	unsigned acquire_timeout_ms;
-	unsigned in_use;
-	unsigned waiting;
-	uint64_t timeouts;
+	sem_t free_count;
+	atomic_ullong free_bits[POOL_WORDS]; /* bit i set = conns[i] is free */
+	atomic_uint in_use;
+	atomic_uint waiting;
+	atomic_ullong timeouts;
 	struct db_conn *conns;
 };
 
@@ -48,12 +56,14 @@ static void set_error(struct db_error *err, enum rg_status st, const char *sqlst
 enum rg_status db_pool_open(const char *url, unsigned size, unsigned acquire_timeout_ms,
 			    struct db_pool **out)
 {
+	if (size == 0 || size > POOL_WORDS * 64)
+		return RG_INVALID;
 	struct db_pool *p = calloc(1, sizeof *p);
 	if (p == NULL)
 		return RG_NOMEM;
 	p->conns = calloc(size, sizeof *p->conns);
 	p->url = strdup(url);
-	if (p->conns == NULL || p->url == NULL) {
+	if (p->conns == NULL || p->url == NULL || sem_init(&p->free_count, 0, size) != 0) {
 		free(p->conns);
 		free(p->url);
 		free(p);
@@ -61,12 +71,8 @@ enum rg_status db_pool_open(const char *url, unsigned size, unsigned acquire_tim
 	}
 	p->size = size;
 	p->acquire_timeout_ms = acquire_timeout_ms;
-	pthread_mutex_init(&p->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&p->freed, &ca);
-	pthread_condattr_destroy(&ca);
+	for (unsigned i = 0; i < size; i++)
+		atomic_fetch_or(&p->free_bits[i / 64], 1ull << (i % 64));
 	*out = p;
 	return RG_OK;
 }
@@ -78,8 +84,7 @@ void db_pool_close(struct db_pool *p)
 	for (unsigned i = 0; i < p->size; i++)
 		if (p->conns[i].pg)
 			PQfinish(p->conns[i].pg);
-	pthread_mutex_destroy(&p->lock);
-	pthread_cond_destroy(&p->freed);
+	sem_destroy(&p->free_count);
 	free(p->conns);
 	free(p->url);
 	free(p);
@@ -87,12 +92,10 @@ void db_pool_close(struct db_pool *p)
 
 void db_pool_get_stats(struct db_pool *p, struct db_pool_stats *out)
 {
-	pthread_mutex_lock(&p->lock);
 	out->size = p->size;
-	out->in_use = p->in_use;
-	out->waiting = p->waiting;
-	out->acquire_timeouts = p->timeouts;
-	pthread_mutex_unlock(&p->lock);
+	out->in_use = atomic_load(&p->in_use);
+	out->waiting = atomic_load(&p->waiting);
+	out->acquire_timeouts = atomic_load(&p->timeouts);
 }
 
 /* Server notices ("relation already exists, skipping") are not errors and not ours to print. */
@@ -121,10 +124,22 @@ static bool connect_conn(struct db_pool *p, struct db_conn *c, struct db_error *
 	return true;
 }
 
-enum rg_status db_acquire(struct db_pool *p, struct db_conn **out, struct db_error *err)
+#define IDLE_CHECK_MS 50
+
+/* A cheap clock (no system call through the vDSO, a few ms of resolution). */
+static int64_t coarse_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits for the semaphore until the acquire timeout. */
+static bool take_ticket(struct db_pool *p)
 {
 	struct timespec deadline;
-	struct db_conn *c = NULL;
+	if (sem_trywait(&p->free_count) == 0)
+		return true;
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += p->acquire_timeout_ms / 1000;
 	deadline.tv_nsec += (long)(p->acquire_timeout_ms % 1000) * 1000000L;
@@ -132,37 +147,47 @@ enum rg_status db_acquire(struct db_pool *p, struct db_conn **out, struct db_err
 		deadline.tv_sec++;
 		deadline.tv_nsec -= 1000000000L;
 	}
+	atomic_fetch_add(&p->waiting, 1);
+	int rc;
+	while ((rc = sem_clockwait(&p->free_count, CLOCK_MONOTONIC, &deadline)) != 0 &&
+	       errno == EINTR)
+		;
+	atomic_fetch_sub(&p->waiting, 1);
+	if (rc != 0)
+		atomic_fetch_add(&p->timeouts, 1);
+	return rc == 0;
+}
 
-	pthread_mutex_lock(&p->lock);
-	while (p->in_use == p->size) {
-		p->waiting++;
-		int rc = pthread_cond_timedwait(&p->freed, &p->lock, &deadline);
-		p->waiting--;
-		if (rc == ETIMEDOUT && p->in_use == p->size) {
-			p->timeouts++;
-			pthread_mutex_unlock(&p->lock);
-			set_error(err, RG_UNAVAILABLE, "", "connection pool exhausted");
-			return RG_UNAVAILABLE;
+/* Claims one free bit; the ticket guarantees there is one. */
+static struct db_conn *claim(struct db_pool *p)
+{
+	for (;;) {
+		for (unsigned w = 0; w < POOL_WORDS; w++) {
+			unsigned long long bits = atomic_load(&p->free_bits[w]);
+			while (bits) {
+				unsigned bit = (unsigned)__builtin_ctzll(bits);
+				if (atomic_compare_exchange_weak(&p->free_bits[w], &bits,
+								 bits & ~(1ull << bit)))
+					return &p->conns[w * 64 + bit];
+			}
 		}
 	}
-	/* Prefer a healthy connection over one that needs a reconnect. */
-	for (unsigned i = 0; i < p->size; i++) {
-		struct db_conn *cand = &p->conns[i];
-		if (cand->in_use)
-			continue;
-		if (c == NULL || (cand->pg && !cand->broken))
-			c = cand;
-		if (cand->pg && !cand->broken)
-			break;
+}
+
+enum rg_status db_acquire(struct db_pool *p, struct db_conn **out, struct db_error *err)
+{
+	if (!take_ticket(p)) {
+		set_error(err, RG_UNAVAILABLE, "", "connection pool exhausted");
+		return RG_UNAVAILABLE;
 	}
-	c->in_use = true;
-	p->in_use++;
-	pthread_mutex_unlock(&p->lock);
+	struct db_conn *c = claim(p);
+	atomic_fetch_add(&p->in_use, 1);
 
 	/* An idle connection has nothing to read (we never LISTEN): anything readable is the
 	 * server's goodbye after a restart or termination. Noticing it here, without blocking,
-	 * spares the request a failed first statement. */
-	if (c->pg && !c->broken) {
+	 * spares the request a failed first statement. A connection that was busy a moment ago
+	 * is not checked: under load that saves a system call per request. */
+	if (c->pg && !c->broken && coarse_ms() - c->idle_since_ms > IDLE_CHECK_MS) {
 		struct pollfd pfd = {.fd = PQsocket(c->pg), .events = POLLIN};
 		if (pfd.fd < 0 || poll(&pfd, 1, 0) != 0)
 			c->broken = true;
@@ -184,11 +209,11 @@ void db_release(struct db_pool *p, struct db_conn *c)
 	/* A connection left inside a transaction (a failed multi-statement path) is unusable. */
 	if (c->pg && PQtransactionStatus(c->pg) != PQTRANS_IDLE)
 		c->broken = true;
-	pthread_mutex_lock(&p->lock);
-	c->in_use = false;
-	p->in_use--;
-	pthread_cond_signal(&p->freed);
-	pthread_mutex_unlock(&p->lock);
+	size_t i = (size_t)(c - p->conns);
+	c->idle_since_ms = coarse_ms();
+	atomic_fetch_sub(&p->in_use, 1);
+	atomic_fetch_or(&p->free_bits[i / 64], 1ull << (i % 64));
+	sem_post(&p->free_count);
 }
 
 /* SQLSTATE → status, in one place (Taler's HARD / SOFT / NO_ROWS idea). */

@@ -16,7 +16,7 @@
 #define MAX_TOKEN_BYTES 256
 
 struct cache_slot {
-	pthread_mutex_t lock;
+	pthread_rwlock_t lock; /* readers (every request) never block each other */
 	bool used;
 	unsigned char digest[32];
 	int64_t expires_ms;
@@ -36,13 +36,13 @@ void auth_init(void)
 {
 	cache = calloc(CACHE_SLOTS, sizeof *cache);
 	for (size_t i = 0; cache && i < CACHE_SLOTS; i++)
-		pthread_mutex_init(&cache[i].lock, NULL);
+		pthread_rwlock_init(&cache[i].lock, NULL);
 }
 
 void auth_shutdown(void)
 {
 	for (size_t i = 0; cache && i < CACHE_SLOTS; i++)
-		pthread_mutex_destroy(&cache[i].lock);
+		pthread_rwlock_destroy(&cache[i].lock);
 	free(cache);
 	cache = NULL;
 }
@@ -58,12 +58,12 @@ static bool cache_get(const unsigned char digest[32], struct auth_principal *out
 	if (cache == NULL)
 		return false;
 	struct cache_slot *s = slot_for(digest);
-	pthread_mutex_lock(&s->lock);
+	pthread_rwlock_rdlock(&s->lock);
 	if (s->used && core_equal_ct(s->digest, digest, 32) && s->expires_ms > now_ms()) {
 		*out = s->who;
 		hit = true;
 	}
-	pthread_mutex_unlock(&s->lock);
+	pthread_rwlock_unlock(&s->lock);
 	return hit;
 }
 
@@ -72,12 +72,12 @@ static void cache_put(const unsigned char digest[32], const struct auth_principa
 	if (cache == NULL)
 		return;
 	struct cache_slot *s = slot_for(digest);
-	pthread_mutex_lock(&s->lock);
+	pthread_rwlock_wrlock(&s->lock);
 	s->used = true;
 	memcpy(s->digest, digest, 32);
 	s->who = *who;
 	s->expires_ms = now_ms() + AUTH_CACHE_TTL_MS;
-	pthread_mutex_unlock(&s->lock);
+	pthread_rwlock_unlock(&s->lock);
 }
 
 static bool hex_to_bytes(const char *hex, unsigned char out[32])
@@ -97,10 +97,10 @@ void auth_forget(const char *sha256_hex)
 	if (cache == NULL || !hex_to_bytes(sha256_hex, digest))
 		return;
 	struct cache_slot *s = slot_for(digest);
-	pthread_mutex_lock(&s->lock);
+	pthread_rwlock_wrlock(&s->lock);
 	if (s->used && memcmp(s->digest, digest, 32) == 0)
 		s->used = false;
-	pthread_mutex_unlock(&s->lock);
+	pthread_rwlock_unlock(&s->lock);
 }
 
 static const char hexdigits[] = "0123456789abcdef";

@@ -286,6 +286,17 @@ static enum MHD_Result dispatch(struct request *r)
 	return ret;
 }
 
+/* Request ids need to be unique, not secret: a random per-process prefix and a counter
+ * cost no system call (RAND_bytes checks for a fork with getpid on every call). */
+static char request_id_prefix[17];
+static atomic_ullong request_counter;
+
+static void new_request_id(char *out, size_t size)
+{
+	unsigned long long n = atomic_fetch_add(&request_counter, 1);
+	snprintf(out, size, "req_%s%016llx", request_id_prefix, n);
+}
+
 static struct request *request_new(struct http_server *srv, struct MHD_Connection *conn,
 				   const char *method, const char *url)
 {
@@ -299,8 +310,8 @@ static struct request *request_new(struct http_server *srv, struct MHD_Connectio
 	const char *rid = header(conn, "X-Request-Id");
 	if (core_request_id_valid(rid))
 		snprintf(r->request_id, sizeof r->request_id, "%s", rid);
-	else if (!core_new_id("req_", r->request_id))
-		snprintf(r->request_id, sizeof r->request_id, "req_unavailable");
+	else
+		new_request_id(r->request_id, sizeof r->request_id);
 	r->routed = router_match(h_routes, h_routes_count, method, url, &r->match);
 	r->route_index = r->match.route ? (size_t)(r->match.route - h_routes) : h_routes_count;
 	if (r->routed == ROUTER_METHOD_NOT_ALLOWED) {
@@ -434,6 +445,12 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, struct http_s
 	}
 	srv->cfg = cfg;
 	srv->pool = pool;
+	if (!core_random_hex(request_id_prefix, 8)) {
+		log_error(NULL, "the random generator failed");
+		freeaddrinfo(ai);
+		free(srv);
+		return false;
+	}
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
 			 MHD_USE_AUTO | MHD_USE_ITC | MHD_USE_ERROR_LOG;
 	if (ai->ai_family == AF_INET6)
