@@ -48,5 +48,7 @@ json_t *core_problem_new(int status, const char *code, const char *detail,
 		json_object_set(p, "errors", errors);
 	if (current_revision >= 0)
 		json_object_set_new(p, "current_revision", json_integer(current_revision));
+	else if (current_revision == PROBLEM_NULL_REVISION)
+		json_object_set_new(p, "current_revision", json_null());
 	return p;
 }

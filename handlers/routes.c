@@ -17,6 +17,15 @@ const struct h_route h_routes[] = {
 	{"PUT", "/v1/threads/{thread_id}/memory-mode", h_memory_mode_put, RG_SCOPE_MEMORY_ADMIN,
 	 h_memory_mode_body},
 
+	{"GET", "/v1/goals/{goal_id}/agents/{agent_id}/preferences", h_pref_view,
+	 RG_SCOPE_PREFERENCES_READ, NULL},
+	{"PUT", "/v1/goals/{goal_id}/agents/{agent_id}/preferences/{key}", h_pref_remember,
+	 RG_SCOPE_PREFERENCES_WRITE, h_pref_remember_body},
+	{"POST", "/v1/goals/{goal_id}/agents/{agent_id}/preferences/{key}/retire", h_pref_retire,
+	 RG_SCOPE_PREFERENCES_WRITE, h_pref_retire_body},
+	{"GET", "/v1/goals/{goal_id}/agents/{agent_id}/preference-history", h_pref_history,
+	 RG_SCOPE_PREFERENCES_READ, NULL},
+
 	{"GET", "/v1/audit/verify", h_audit_verify, RG_SCOPE_AUDIT_READ, NULL},
 	{"GET", "/v1/audit", h_audit_list, RG_SCOPE_AUDIT_READ, NULL},
 };

@@ -1,0 +1,124 @@
+#include "db/preferences.h"
+
+#include <stdio.h>
+
+static const struct db_stmt load_stmt = {
+	"pref_load",
+	"SELECT json_build_object("
+	" 'revision', (SELECT revision FROM preference_journals"
+	"   WHERE tenant_id = $1 AND goal_id = $2 AND agent_id = $3),"
+	" 'entries', coalesce((SELECT json_agg(json_build_object("
+	"   'key', key, 'state', state, 'statement', statement, 'source_ref', source_ref,"
+	"   'source_quote', source_quote, 'expires_ms', epoch_ms(expires_at),"
+	"   'entry_revision', entry_revision, 'operation_id', operation_id,"
+	"   'updated_ms', epoch_ms(updated_at)) ORDER BY key COLLATE \"C\")"
+	"   FROM preference_entries WHERE tenant_id = $1 AND goal_id = $2 AND agent_id = $3), '[]'),"
+	" 'operation', (SELECT json_build_object("
+	"   'operation_id', operation_id, 'action', action, 'key', key,"
+	"   'state', CASE action WHEN 'remember' THEN 'active' ELSE 'retired' END,"
+	"   'intent_hash', intent_hash, 'supersedes_operation_id', predecessor_operation_id,"
+	"   'revision_before', revision_before, 'revision_after', revision_after,"
+	"   'at_ms', epoch_ms(at))"
+	"   FROM preference_operations WHERE tenant_id = $1 AND goal_id = $2 AND agent_id = $3"
+	"   AND operation_id = $4))::text",
+	4};
+
+/* The journal row is the compare-and-swap point: created at revision 1 when the caller
+ * expects a never-written journal, else moved from the expected revision. Everything else
+ * happens only when that succeeded. */
+static const struct db_stmt commit_stmt = {
+	"pref_commit",
+	"WITH ins_j AS (INSERT INTO preference_journals (tenant_id, goal_id, agent_id, revision, updated_at)"
+	"  SELECT $1, $4, $5, 1, date_trunc('milliseconds', now()) WHERE $6::bigint IS NULL"
+	"  ON CONFLICT DO NOTHING RETURNING revision),"
+	" upd_j AS (UPDATE preference_journals SET revision = revision + 1,"
+	"  updated_at = date_trunc('milliseconds', now())"
+	"  WHERE tenant_id = $1 AND goal_id = $4 AND agent_id = $5 AND revision = $6::bigint"
+	"  RETURNING revision),"
+	" j AS (SELECT revision FROM ins_j UNION ALL SELECT revision FROM upd_j),"
+	" op AS (INSERT INTO preference_operations (tenant_id, goal_id, agent_id, revision_after,"
+	"  operation_id, action, key, statement, source_ref, source_quote, expires_at, intent_hash,"
+	"  predecessor_operation_id, revision_before, at)"
+	"  SELECT $1, $4, $5, j.revision, $7, $8, $9, $10, $11, $12,"
+	"   to_timestamp($13::bigint / 1000.0), $14, $15, $6::bigint,"
+	"   date_trunc('milliseconds', now()) FROM j"
+	"  RETURNING revision_after, at),"
+	" ent AS (INSERT INTO preference_entries (tenant_id, goal_id, agent_id, key, state, statement,"
+	"  source_ref, source_quote, expires_at, entry_revision, operation_id, updated_at)"
+	"  SELECT $1, $4, $5, $9, CASE $8 WHEN 'remember' THEN 'active' ELSE 'retired' END, $10,"
+	"   $11, $12, to_timestamp($13::bigint / 1000.0), op.revision_after, $7, op.at FROM op"
+	"  ON CONFLICT (tenant_id, goal_id, agent_id, key) DO UPDATE SET state = EXCLUDED.state,"
+	"   statement = EXCLUDED.statement, source_ref = EXCLUDED.source_ref,"
+	"   source_quote = EXCLUDED.source_quote, expires_at = EXCLUDED.expires_at,"
+	"   entry_revision = EXCLUDED.entry_revision, operation_id = EXCLUDED.operation_id,"
+	"   updated_at = EXCLUDED.updated_at),"
+	" aud AS (INSERT INTO audit_log (tenant_id, actor_token_id, action, resource_type,"
+	"  resource_id, revision_before, revision_after, request_id, details)"
+	"  SELECT $1, $2, CASE $8 WHEN 'remember' THEN 'preference.remembered'"
+	"   ELSE 'preference.retired' END, 'preference_journal', $4 || '/' || $5, $6::bigint,"
+	"   op.revision_after, $3,"
+	"   jsonb_build_object('key', $9::text, 'operation_id', $7::text, 'intent_hash', $14::text)"
+	"  FROM op)"
+	" SELECT revision_after, epoch_ms(at) FROM op",
+	15};
+
+static const struct db_stmt history_stmt = {
+	"pref_history",
+	"SELECT operation_id, action, key, statement, source_ref, source_quote,"
+	" predecessor_operation_id, revision_after, epoch_ms(at) FROM preference_operations"
+	" WHERE tenant_id = $1 AND goal_id = $2 AND agent_id = $3 AND revision_after > $4::bigint"
+	" ORDER BY revision_after LIMIT $5::int",
+	5};
+
+enum rg_status db_pref_load(struct db_conn *c, const struct db_pref_scope *scope,
+			    const char *operation_id, json_t **out, struct db_error *err)
+{
+	const char *params[] = {scope->tenant_id, scope->goal_id, scope->agent_id, operation_id};
+	PGresult *res = NULL;
+	enum rg_status st = db_exec(c, &load_stmt, params, &res, err);
+	if (st != RG_OK)
+		return st;
+	*out = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
+	PQclear(res);
+	return *out ? RG_OK : RG_ERROR;
+}
+
+static const char *int_or_null(char *buf, size_t size, int64_t v)
+{
+	if (v == 0)
+		return NULL;
+	snprintf(buf, size, "%lld", (long long)v);
+	return buf;
+}
+
+enum rg_status db_pref_commit(struct db_conn *c, const struct db_actor *actor,
+			      const struct db_pref_scope *scope, const struct db_pref_write *w,
+			      int64_t *revision_after, int64_t *at_ms, struct db_error *err)
+{
+	char expected[24], expires[24];
+	const char *params[] = {
+		scope->goal_id, scope->agent_id,
+		int_or_null(expected, sizeof expected, w->expected_revision), w->operation_id,
+		w->action, w->key, w->statement, w->source_ref, w->source_quote,
+		int_or_null(expires, sizeof expires, w->expires_ms), w->intent_hash,
+		w->predecessor_operation_id,
+	};
+	PGresult *res = NULL;
+	enum rg_status st = db_exec_audited(c, &commit_stmt, actor, params, &res, err);
+	if (st != RG_OK)
+		return st;
+	*revision_after = db_int(res, 0, 0);
+	*at_ms = db_int(res, 0, 1);
+	PQclear(res);
+	return RG_OK;
+}
+
+enum rg_status db_pref_history(struct db_conn *c, const struct db_pref_scope *scope,
+			       int64_t after, int limit, PGresult **res, struct db_error *err)
+{
+	char a[24], l[16];
+	snprintf(a, sizeof a, "%lld", (long long)after);
+	snprintf(l, sizeof l, "%d", limit + 1);
+	const char *params[] = {scope->tenant_id, scope->goal_id, scope->agent_id, a, l};
+	return db_exec(c, &history_stmt, params, res, err);
+}

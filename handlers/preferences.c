@@ -1,0 +1,312 @@
+/* Explicit agent preferences (API.md §5): read the whole journal, remember/correct, retire,
+ * preview, replay, history. The rules are core/prefs.c; this file is the story of each
+ * endpoint. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/prefs.h"
+#include "core/problem.h"
+#include "core/timefmt.h"
+#include "db/preferences.h"
+#include "handlers/common.h"
+#include "handlers/handlers.h"
+
+#define PREF_HISTORY_DEFAULT 20
+#define PREF_WRITE_ATTEMPTS 3
+
+static const struct field_spec expected_revision_field = {
+	.name = "expected_revision", .type = F_INT, .required = true, .nullable = true, .min = 1,
+	.max = INT64_MAX};
+
+const struct field_spec h_pref_remember_body[] = {
+	{.name = "statement", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_STATEMENT_MAX},
+	{.name = "source_ref", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_SOURCE_REF_MAX},
+	{.name = "source_quote", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_SOURCE_QUOTE_MAX},
+	expected_revision_field,
+	{.name = "operation_id", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_OPERATION_ID_MAX},
+	{.name = "expires_at", .type = F_TIMESTAMP, .nullable = true},
+	{.name = "execute", .type = F_BOOL, .required = true},
+	{.name = NULL},
+};
+
+const struct field_spec h_pref_retire_body[] = {
+	{.name = "source_ref", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_SOURCE_REF_MAX},
+	{.name = "source_quote", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_SOURCE_QUOTE_MAX},
+	expected_revision_field,
+	{.name = "operation_id", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_OPERATION_ID_MAX},
+	{.name = "execute", .type = F_BOOL, .required = true},
+	{.name = NULL},
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct db_pref_scope scope_of(const struct h_ctx *ctx)
+{
+	struct db_pref_scope s = {ctx->tenant_id, h_param(ctx, "goal_id"), h_param(ctx, "agent_id")};
+	return s;
+}
+
+static const char *str(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static int64_t num(const json_t *o, const char *k)
+{
+	return (int64_t)json_integer_value(json_object_get(o, k));
+}
+
+/* Fills j from db_pref_load's JSON (borrowing its strings). */
+static void journal_from(const json_t *loaded, struct pref_journal *j)
+{
+	size_t i;
+	json_t *e;
+	j->revision = num(loaded, "revision");
+	j->n = 0;
+	json_array_foreach(json_object_get(loaded, "entries"), i, e) {
+		if (j->n == RG_PREF_MAX_KEYS)
+			break;
+		struct pref_entry *pe = &j->entries[j->n++];
+		pe->key = str(e, "key");
+		pe->retired = strcmp(str(e, "state"), "retired") == 0;
+		pe->statement = str(e, "statement");
+		pe->source_ref = str(e, "source_ref");
+		pe->source_quote = str(e, "source_quote");
+		pe->expires_ms = num(e, "expires_ms");
+		pe->entry_revision = num(e, "entry_revision");
+		pe->operation_id = str(e, "operation_id");
+		pe->updated_ms = num(e, "updated_ms");
+	}
+}
+
+/* Reads the request into r; false after answering 422. */
+static bool read_request(struct h_ctx *ctx, enum pref_action action, struct pref_request *r)
+{
+	const json_t *b = ctx->body;
+	memset(r, 0, sizeof *r);
+	r->action = action;
+	r->key = h_param(ctx, "key");
+	if (!core_pref_key_valid(r->key)) {
+		h_invalid(ctx, "key", "must match ^[a-z0-9][a-z0-9_.-]{0,127}$");
+		return false;
+	}
+	r->statement = action == PREF_REMEMBER ? str(b, "statement") : NULL;
+	r->source_ref = str(b, "source_ref");
+	r->source_quote = str(b, "source_quote");
+	r->operation_id = str(b, "operation_id");
+	r->expected_revision = num(b, "expected_revision"); /* null reads 0 */
+	r->expires_at = str(b, "expires_at");
+	if (r->expires_at) {
+		if (!core_time_parse(r->expires_at, &r->expires_ms) || r->expires_ms <= now_ms()) {
+			h_invalid(ctx, "expires_at", "must be a timestamp in the future");
+			return false;
+		}
+	}
+	return true;
+}
+
+static json_t *receipt_json(const json_t *op)
+{
+	const json_t *before = json_object_get(op, "revision_before");
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:O, s:O, s:I, s:o}", "operation_id",
+			 str(op, "operation_id"), "action", str(op, "action"), "key", str(op, "key"),
+			 "state", str(op, "state"), "intent_hash", str(op, "intent_hash"),
+			 "supersedes_operation_id", json_object_get(op, "supersedes_operation_id"),
+			 "revision_before", before ? before : json_null(), "revision_after",
+			 (json_int_t)num(op, "revision_after"), "at", h_time(num(op, "at_ms")));
+}
+
+static void answer(struct h_ctx *ctx, int status, const char *what, json_t *receipt,
+		   const struct pref_journal *j)
+{
+	if (j->revision)
+		h_etag(ctx, j->revision);
+	h_reply(ctx, status,
+		json_pack("{s:s, s:o, s:o}", "status", what, "receipt", receipt ? receipt : json_null(),
+			  "view", core_pref_view(j, now_ms())));
+}
+
+/* One decision on a fresh read. Returns RG_STALE/RG_CONFLICT when the write lost a race
+ * and should be decided again; anything else is final (answered, or a db failure). */
+static enum rg_status decide(struct h_ctx *ctx, struct db_conn *c, const struct pref_request *r,
+			     const char *intent, bool execute)
+{
+	struct db_pref_scope scope = scope_of(ctx);
+	struct pref_journal j;
+	json_t *loaded = NULL;
+	enum rg_status st = db_pref_load(c, &scope, r->operation_id, &loaded, &ctx->dberr);
+	if (st != RG_OK)
+		return st;
+	journal_from(loaded, &j);
+
+	const json_t *op = json_object_get(loaded, "operation");
+	if (json_is_object(op)) {
+		if (strcmp(str(op, "intent_hash"), intent) == 0)
+			answer(ctx, 200, "replayed", receipt_json(op), &j);
+		else
+			h_problem(ctx, 409, "operation_conflict",
+				  "operation_id was already used with different arguments.", NULL);
+		goto out;
+	}
+	if (!h_if_match(ctx, j.revision))
+		goto out;
+	switch (core_pref_check(&j, r)) {
+	case PREF_STALE:
+		h_problem(ctx, 409, "stale_revision",
+			  "expected_revision is not the journal's current revision.", NULL);
+		ctx->current_revision = j.revision ? j.revision : PROBLEM_NULL_REVISION;
+		goto out;
+	case PREF_UNKNOWN_KEY:
+		h_problem(ctx, 404, "not_found", "No preference with this key was remembered.", NULL);
+		goto out;
+	case PREF_SOURCE_REUSED:
+		h_invalid(ctx, "source_ref", "must differ from the source_ref of the key's retirement");
+		goto out;
+	case PREF_CAPACITY:
+		h_problem(ctx, 422, "capacity_exceeded",
+			  "The journal holds at most 64 keys and 32 KiB; nothing is evicted.", NULL);
+		goto out;
+	case PREF_OK:
+		break;
+	}
+
+	const char *predecessor = NULL;
+	if (!execute) {
+		core_pref_apply(&j, r, now_ms(), &predecessor);
+		answer(ctx, 200, "preview", NULL, &j);
+		goto out;
+	}
+	struct db_actor actor = h_actor(ctx);
+	const struct pref_entry *prev = NULL;
+	for (size_t i = 0; i < j.n; i++)
+		if (strcmp(j.entries[i].key, r->key) == 0)
+			prev = &j.entries[i];
+	struct db_pref_write w = {
+		.operation_id = r->operation_id,
+		.action = r->action == PREF_REMEMBER ? "remember" : "retire",
+		.key = r->key,
+		.statement = r->statement,
+		.source_ref = r->source_ref,
+		.source_quote = r->source_quote,
+		.expires_ms = r->expires_ms,
+		.intent_hash = intent,
+		.predecessor_operation_id = prev ? prev->operation_id : NULL,
+		.expected_revision = r->expected_revision,
+	};
+	int64_t revision_after = 0, at_ms = 0;
+	int64_t revision_before = j.revision;
+	st = db_pref_commit(c, &actor, &scope, &w, &revision_after, &at_ms, &ctx->dberr);
+	if (st != RG_OK)
+		goto out;
+	core_pref_apply(&j, r, at_ms, &predecessor);
+	json_t *receipt = json_pack(
+		"{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:o}", "operation_id", r->operation_id,
+		"action", w.action, "key", r->key, "state",
+		r->action == PREF_REMEMBER ? "active" : "retired", "intent_hash", intent,
+		"supersedes_operation_id", predecessor ? json_string(predecessor) : json_null(),
+		"revision_before", revision_before ? json_integer(revision_before) : json_null(),
+		"revision_after", (json_int_t)revision_after, "at", h_time(at_ms));
+	answer(ctx, 201, "applied", receipt, &j);
+out:
+	json_decref(loaded);
+	return st;
+}
+
+static void write_operation(struct h_ctx *ctx, enum pref_action action)
+{
+	struct pref_request r;
+	char intent[RG_SHA256_TAGGED_SIZE];
+	struct db_conn *c = NULL;
+	if (!read_request(ctx, action, &r))
+		return;
+	if (!core_pref_intent_hash(&r, intent)) {
+		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		return;
+	}
+	bool execute = json_is_true(json_object_get(ctx->body, "execute"));
+	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	/* A lost race (the journal moved, or the operation id was taken meanwhile) is decided
+	 * again on a fresh read: it then answers stale, replayed or conflict. */
+	for (int attempt = 0; st == RG_OK || st == RG_STALE || st == RG_CONFLICT; attempt++) {
+		if (attempt == PREF_WRITE_ATTEMPTS || (st = decide(ctx, c, &r, intent, execute)) == RG_OK)
+			break;
+	}
+	db_release(ctx->pool, c);
+	if (st != RG_OK && !ctx->problem_code && ctx->reply == NULL)
+		h_db_failed(ctx, st);
+}
+
+void h_pref_remember(struct h_ctx *ctx)
+{
+	write_operation(ctx, PREF_REMEMBER);
+}
+
+void h_pref_retire(struct h_ctx *ctx)
+{
+	write_operation(ctx, PREF_RETIRE);
+}
+
+void h_pref_view(struct h_ctx *ctx)
+{
+	struct db_pref_scope scope = scope_of(ctx);
+	struct pref_journal j;
+	json_t *loaded = NULL;
+	struct db_conn *c = NULL;
+	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	if (st == RG_OK)
+		st = db_pref_load(c, &scope, NULL, &loaded, &ctx->dberr);
+	db_release(ctx->pool, c);
+	if (st != RG_OK) {
+		/* An unreadable journal is unavailable, never empty. */
+		h_db_failed(ctx, st);
+		return;
+	}
+	journal_from(loaded, &j);
+	if (j.revision)
+		h_etag(ctx, j.revision);
+	h_reply(ctx, 200, core_pref_view(&j, now_ms()));
+	json_decref(loaded);
+}
+
+void h_pref_history(struct h_ctx *ctx)
+{
+	struct db_pref_scope scope = scope_of(ctx);
+	int limit;
+	int64_t after, last = 0;
+	PGresult *res = NULL;
+	struct db_conn *c = NULL;
+	if (!h_page(ctx, PREF_HISTORY_DEFAULT, H_PAGE_MAX, &limit, &after))
+		return;
+	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	if (st == RG_OK)
+		st = db_pref_history(c, &scope, after, limit, &res, &ctx->dberr);
+	db_release(ctx->pool, c);
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
+		return;
+	}
+	json_t *items = json_array();
+	int rows = PQntuples(res);
+	for (int i = 0; i < rows && i < limit; i++) {
+		const char *statement = db_text(res, i, 3), *pred = db_text(res, i, 6);
+		last = db_int(res, i, 7);
+		json_array_append_new(
+			items, json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:o, s:I, s:o}", "operation_id",
+					 PQgetvalue(res, i, 0), "action", PQgetvalue(res, i, 1), "key",
+					 PQgetvalue(res, i, 2), "statement",
+					 statement ? json_string(statement) : json_null(), "source_ref",
+					 PQgetvalue(res, i, 4), "source_quote", PQgetvalue(res, i, 5),
+					 "predecessor_operation_id", pred ? json_string(pred) : json_null(),
+					 "revision_after", (json_int_t)last, "at",
+					 h_time(db_int(res, i, 8))));
+	}
+	PQclear(res);
+	h_reply(ctx, 200,
+		json_pack("{s:o, s:o}", "items", items, "next_cursor", h_next_cursor(rows, limit, last)));
+}
