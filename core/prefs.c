@@ -103,31 +103,35 @@ void core_pref_apply(struct pref_journal *j, const struct pref_request *r, int64
 	e->updated_ms = now_ms;
 }
 
-static json_t *time_or_null(int64_t ms)
+void core_pref_view(struct jsonw *w, const struct pref_journal *j, int64_t now_ms)
 {
-	char buf[RG_TIME_SIZE];
-	if (ms == 0)
-		return json_null();
-	core_time_format(ms, buf);
-	return json_string(buf);
-}
-
-json_t *core_pref_view(const struct pref_journal *j, int64_t now_ms)
-{
-	json_t *entries = json_array();
+	jsonw_raw(w, "{\"revision\":");
+	if (j->revision)
+		jsonw_int(w, j->revision);
+	else
+		jsonw_raw(w, "null");
+	jsonw_raw(w, ",\"authority\":\"advisory_only\",\"entries\":[");
 	for (size_t i = 0; i < j->n; i++) {
 		const struct pref_entry *e = &j->entries[i];
 		bool expired = !e->retired && e->expires_ms != 0 && e->expires_ms <= now_ms;
-		const char *state = e->retired ? "retired" : expired ? "expired" : "active";
-		json_array_append_new(
-			entries,
-			json_pack("{s:s, s:s, s:o, s:s, s:o, s:I, s:s, s:o}", "key", e->key, "state", state,
-				  "statement", str_or_null(e->retired || expired ? NULL : e->statement),
-				  "source_ref", e->source_ref, "expires_at", time_or_null(e->expires_ms),
-				  "entry_revision", (json_int_t)e->entry_revision, "operation_id",
-				  e->operation_id, "updated_at", time_or_null(e->updated_ms)));
+		jsonw_raw(w, i ? ",{\"key\":" : "{\"key\":");
+		jsonw_str(w, e->key);
+		jsonw_raw(w, e->retired  ? ",\"state\":\"retired\",\"statement\":null"
+			     : expired ? ",\"state\":\"expired\",\"statement\":null"
+				       : ",\"state\":\"active\",\"statement\":");
+		if (!e->retired && !expired)
+			jsonw_str(w, e->statement);
+		jsonw_raw(w, ",\"source_ref\":");
+		jsonw_str(w, e->source_ref);
+		jsonw_raw(w, ",\"expires_at\":");
+		jsonw_time(w, e->expires_ms);
+		jsonw_raw(w, ",\"entry_revision\":");
+		jsonw_int(w, e->entry_revision);
+		jsonw_raw(w, ",\"operation_id\":");
+		jsonw_str(w, e->operation_id);
+		jsonw_raw(w, ",\"updated_at\":");
+		jsonw_time(w, e->updated_ms);
+		jsonw_raw(w, "}");
 	}
-	return json_pack("{s:o, s:s, s:o}", "revision",
-			 j->revision ? json_integer(j->revision) : json_null(), "authority",
-			 "advisory_only", "entries", entries);
+	jsonw_raw(w, "]}");
 }

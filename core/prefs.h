@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "core/hash.h"
+#include "core/jsonw.h"
 
 #define RG_PREF_MAX_KEYS 64
 #define RG_PREF_MAX_BYTES 32768
@@ -75,8 +76,7 @@ enum pref_check core_pref_check(const struct pref_journal *j, const struct pref_
 void core_pref_apply(struct pref_journal *j, const struct pref_request *r, int64_t now_ms,
 		     const char **predecessor);
 
-/* The GET body: {revision, authority, entries[]} as of now_ms (expiry is judged then).
- * Returns a new reference. */
-json_t *core_pref_view(const struct pref_journal *j, int64_t now_ms);
+/* Writes the GET body {revision, authority, entries[]} as of now_ms (expiry is judged then). */
+void core_pref_view(struct jsonw *w, const struct pref_journal *j, int64_t now_ms);
 
 #endif

@@ -2,25 +2,24 @@
 
 #include <stdio.h>
 
+/* One row per entry (at least one row: the journal's revision, or null, rides on each);
+ * the receipt of operation_id rides along as JSON (an InitPlan, computed once). */
 static const struct db_stmt load_stmt = {
 	"pref_load",
-	"SELECT json_build_object("
-	" 'revision', (SELECT revision FROM preference_journals"
-	"   WHERE tenant_id = $1 AND goal_id = $2 AND agent_id = $3),"
-	" 'entries', coalesce((SELECT json_agg(json_build_object("
-	"   'key', key, 'state', state, 'statement', statement, 'source_ref', source_ref,"
-	"   'source_quote', source_quote, 'expires_ms', epoch_ms(expires_at),"
-	"   'entry_revision', entry_revision, 'operation_id', operation_id,"
-	"   'updated_ms', epoch_ms(updated_at)) ORDER BY key COLLATE \"C\")"
-	"   FROM preference_entries WHERE tenant_id = $1 AND goal_id = $2 AND agent_id = $3), '[]'),"
-	" 'operation', (SELECT json_build_object("
+	"SELECT j.revision, e.key, e.state, e.statement, e.source_ref, e.source_quote,"
+	" epoch_ms(e.expires_at), e.entry_revision, e.operation_id, epoch_ms(e.updated_at),"
+	" (SELECT json_build_object("
 	"   'operation_id', operation_id, 'action', action, 'key', key,"
 	"   'state', CASE action WHEN 'remember' THEN 'active' ELSE 'retired' END,"
 	"   'intent_hash', intent_hash, 'supersedes_operation_id', predecessor_operation_id,"
 	"   'revision_before', revision_before, 'revision_after', revision_after,"
-	"   'at_ms', epoch_ms(at))"
+	"   'at_ms', epoch_ms(at))::text"
 	"   FROM preference_operations WHERE tenant_id = $1 AND goal_id = $2 AND agent_id = $3"
-	"   AND operation_id = $4))::text",
+	"   AND operation_id = $4)"
+	" FROM (SELECT 1) one"
+	" LEFT JOIN preference_journals j ON j.tenant_id = $1 AND j.goal_id = $2 AND j.agent_id = $3"
+	" LEFT JOIN preference_entries e ON e.tenant_id = $1 AND e.goal_id = $2 AND e.agent_id = $3"
+	" ORDER BY e.key COLLATE \"C\"",
 	4};
 
 /* The journal row is the compare-and-swap point: created at revision 1 when the caller
@@ -71,16 +70,10 @@ static const struct db_stmt history_stmt = {
 	5};
 
 enum rg_status db_pref_load(struct db_conn *c, const struct db_pref_scope *scope,
-			    const char *operation_id, json_t **out, struct db_error *err)
+			    const char *operation_id, PGresult **res, struct db_error *err)
 {
 	const char *params[] = {scope->tenant_id, scope->goal_id, scope->agent_id, operation_id};
-	PGresult *res = NULL;
-	enum rg_status st = db_exec(c, &load_stmt, params, &res, err);
-	if (st != RG_OK)
-		return st;
-	*out = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
-	PQclear(res);
-	return *out ? RG_OK : RG_ERROR;
+	return db_exec(c, &load_stmt, params, res, err);
 }
 
 static const char *int_or_null(char *buf, size_t size, int64_t v)

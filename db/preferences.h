@@ -13,13 +13,14 @@ struct db_pref_scope {
 	const char *agent_id;
 };
 
-/* {revision: N|null, entries: [{key, state, statement, source_ref, source_quote, expires_ms,
- * entry_revision, operation_id, updated_ms}] sorted by key, operation: null | {operation_id,
- * action, key, state, intent_hash, supersedes_operation_id, revision_before, revision_after,
- * at_ms}} — `operation` is the stored receipt of operation_id (NULL: not looked up).
- * *out is new. */
+/* The whole journal in one round trip, rows sorted by key (bytewise). Columns:
+ * 0 revision (null: never written), 1 key (null: no entries), 2 state, 3 statement,
+ * 4 source_ref, 5 source_quote, 6 expires_ms, 7 entry_revision, 8 operation_id, 9 updated_ms,
+ * 10 the stored receipt of operation_id as JSON text {operation_id, action, key, state,
+ * intent_hash, supersedes_operation_id, revision_before, revision_after, at_ms} or null.
+ * *res is new. */
 enum rg_status db_pref_load(struct db_conn *c, const struct db_pref_scope *scope,
-			    const char *operation_id, json_t **out,
+			    const char *operation_id, PGresult **res,
 			    struct db_error *err) RG_MUSTCHECK;
 
 struct db_pref_write {

@@ -14,6 +14,17 @@ void h_reply(struct h_ctx *ctx, int status, json_t *body)
 	ctx->reply = body;
 }
 
+void h_reply_jsonw(struct h_ctx *ctx, int status, struct jsonw *w)
+{
+	ctx->raw = jsonw_finish(w, &ctx->raw_len);
+	if (ctx->raw == NULL) {
+		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		return;
+	}
+	ctx->status = status;
+	ctx->content_type = "application/json";
+}
+
 void h_problem(struct h_ctx *ctx, int status, const char *code, const char *detail,
 	       json_t *errors)
 {

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/jsonw.h"
 #include "handlers/api.h"
 
 #define H_PAGE_DEFAULT 50
@@ -12,6 +13,8 @@
 
 /* Sets a JSON reply; steals body. */
 void h_reply(struct h_ctx *ctx, int status, json_t *body);
+/* Sets a reply rendered by a jsonw writer (finished here; a failed writer answers 500). */
+void h_reply_jsonw(struct h_ctx *ctx, int status, struct jsonw *w);
 /* Sets a problem reply (errors: stolen, may be NULL). */
 void h_problem(struct h_ctx *ctx, int status, const char *code, const char *detail,
 	       json_t *errors);

@@ -62,26 +62,25 @@ static int64_t num(const json_t *o, const char *k)
 	return (int64_t)json_integer_value(json_object_get(o, k));
 }
 
-/* Fills j from db_pref_load's JSON (borrowing its strings). */
-static void journal_from(const json_t *loaded, struct pref_journal *j)
+/* Fills j from db_pref_load's rows (borrowing their strings: keep res until j is done). */
+static void journal_from(const PGresult *res, struct pref_journal *j)
 {
-	size_t i;
-	json_t *e;
-	j->revision = num(loaded, "revision");
+	int rows = PQntuples(res);
+	j->revision = rows > 0 ? db_int(res, 0, 0) : 0;
 	j->n = 0;
-	json_array_foreach(json_object_get(loaded, "entries"), i, e) {
-		if (j->n == RG_PREF_MAX_KEYS)
-			break;
+	for (int i = 0; i < rows && j->n < RG_PREF_MAX_KEYS; i++) {
+		if (db_null(res, i, 1))
+			continue;
 		struct pref_entry *pe = &j->entries[j->n++];
-		pe->key = str(e, "key");
-		pe->retired = strcmp(str(e, "state"), "retired") == 0;
-		pe->statement = str(e, "statement");
-		pe->source_ref = str(e, "source_ref");
-		pe->source_quote = str(e, "source_quote");
-		pe->expires_ms = num(e, "expires_ms");
-		pe->entry_revision = num(e, "entry_revision");
-		pe->operation_id = str(e, "operation_id");
-		pe->updated_ms = num(e, "updated_ms");
+		pe->key = db_text(res, i, 1);
+		pe->retired = strcmp(db_text(res, i, 2), "retired") == 0;
+		pe->statement = db_text(res, i, 3);
+		pe->source_ref = db_text(res, i, 4);
+		pe->source_quote = db_text(res, i, 5);
+		pe->expires_ms = db_int(res, i, 6);
+		pe->entry_revision = db_int(res, i, 7);
+		pe->operation_id = db_text(res, i, 8);
+		pe->updated_ms = db_int(res, i, 9);
 	}
 }
 
@@ -122,14 +121,26 @@ static json_t *receipt_json(const json_t *op)
 			 (json_int_t)num(op, "revision_after"), "at", h_time(num(op, "at_ms")));
 }
 
+/* {status, receipt, view}: the view is written directly (it can hold 64 entries). */
 static void answer(struct h_ctx *ctx, int status, const char *what, json_t *receipt,
 		   const struct pref_journal *j)
 {
+	struct jsonw w;
+	jsonw_init(&w);
+	jsonw_raw(&w, "{\"status\":");
+	jsonw_str(&w, what);
+	jsonw_raw(&w, ",\"receipt\":");
+	if (receipt)
+		jsonw_json(&w, receipt);
+	else
+		jsonw_raw(&w, "null");
+	jsonw_raw(&w, ",\"view\":");
+	core_pref_view(&w, j, now_ms());
+	jsonw_raw(&w, "}");
+	json_decref(receipt);
 	if (j->revision)
 		h_etag(ctx, j->revision);
-	h_reply(ctx, status,
-		json_pack("{s:s, s:o, s:o}", "status", what, "receipt", receipt ? receipt : json_null(),
-			  "view", core_pref_view(j, now_ms())));
+	h_reply_jsonw(ctx, status, &w);
 }
 
 /* One decision on a fresh read. Returns RG_STALE/RG_CONFLICT when the write lost a race
@@ -139,13 +150,15 @@ static enum rg_status decide(struct h_ctx *ctx, struct db_conn *c, const struct 
 {
 	struct db_pref_scope scope = scope_of(ctx);
 	struct pref_journal j;
-	json_t *loaded = NULL;
+	PGresult *loaded = NULL;
+	json_t *op = NULL;
 	enum rg_status st = db_pref_load(c, &scope, r->operation_id, &loaded, &ctx->dberr);
 	if (st != RG_OK)
 		return st;
 	journal_from(loaded, &j);
 
-	const json_t *op = json_object_get(loaded, "operation");
+	if (PQntuples(loaded) > 0 && !db_null(loaded, 0, 10))
+		op = json_loads(db_text(loaded, 0, 10), 0, NULL);
 	if (json_is_object(op)) {
 		if (strcmp(str(op, "intent_hash"), intent) == 0)
 			answer(ctx, 200, "replayed", receipt_json(op), &j);
@@ -214,7 +227,8 @@ static enum rg_status decide(struct h_ctx *ctx, struct db_conn *c, const struct 
 		"revision_after", (json_int_t)revision_after, "at", h_time(at_ms));
 	answer(ctx, 201, "applied", receipt, &j);
 out:
-	json_decref(loaded);
+	json_decref(op);
+	PQclear(loaded);
 	return st;
 }
 
@@ -256,7 +270,7 @@ void h_pref_view(struct h_ctx *ctx)
 {
 	struct db_pref_scope scope = scope_of(ctx);
 	struct pref_journal j;
-	json_t *loaded = NULL;
+	PGresult *loaded = NULL;
 	struct db_conn *c = NULL;
 	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
 	if (st == RG_OK)
@@ -270,8 +284,11 @@ void h_pref_view(struct h_ctx *ctx)
 	journal_from(loaded, &j);
 	if (j.revision)
 		h_etag(ctx, j.revision);
-	h_reply(ctx, 200, core_pref_view(&j, now_ms()));
-	json_decref(loaded);
+	struct jsonw w;
+	jsonw_init(&w);
+	core_pref_view(&w, &j, now_ms());
+	h_reply_jsonw(ctx, 200, &w);
+	PQclear(loaded);
 }
 
 void h_pref_history(struct h_ctx *ctx)

@@ -1,0 +1,135 @@
+#include "core/jsonw.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/timefmt.h"
+
+void jsonw_init(struct jsonw *w)
+{
+	w->cap = 4096;
+	w->len = 0;
+	w->buf = malloc(w->cap);
+	w->failed = w->buf == NULL;
+	if (w->buf)
+		w->buf[0] = '\0';
+}
+
+static bool reserve(struct jsonw *w, size_t extra)
+{
+	if (w->failed)
+		return false;
+	if (w->len + extra + 1 <= w->cap)
+		return true;
+	size_t cap = w->cap;
+	while (w->len + extra + 1 > cap)
+		cap *= 2;
+	char *nb = realloc(w->buf, cap);
+	if (nb == NULL) {
+		w->failed = true;
+		return false;
+	}
+	w->buf = nb;
+	w->cap = cap;
+	return true;
+}
+
+static void append(struct jsonw *w, const char *s, size_t n)
+{
+	if (!reserve(w, n))
+		return;
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+	w->buf[w->len] = '\0';
+}
+
+void jsonw_raw(struct jsonw *w, const char *s)
+{
+	append(w, s, strlen(s));
+}
+
+void jsonw_str(struct jsonw *w, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	if (s == NULL) {
+		append(w, "null", 4);
+		return;
+	}
+	size_t n = strlen(s);
+	/* Worst case every byte becomes \u00XX. */
+	if (!reserve(w, n * 6 + 2))
+		return;
+	char *o = w->buf + w->len;
+	*o++ = '"';
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		unsigned char c = *p;
+		if (c == '"' || c == '\\') {
+			*o++ = '\\';
+			*o++ = (char)c;
+		} else if (c < 0x20) {
+			switch (c) {
+			case '\n': *o++ = '\\'; *o++ = 'n'; break;
+			case '\r': *o++ = '\\'; *o++ = 'r'; break;
+			case '\t': *o++ = '\\'; *o++ = 't'; break;
+			case '\b': *o++ = '\\'; *o++ = 'b'; break;
+			case '\f': *o++ = '\\'; *o++ = 'f'; break;
+			default:
+				memcpy(o, "\\u00", 4);
+				o += 4;
+				*o++ = hex[c >> 4];
+				*o++ = hex[c & 15];
+			}
+		} else {
+			*o++ = (char)c;
+		}
+	}
+	*o++ = '"';
+	w->len = (size_t)(o - w->buf);
+	w->buf[w->len] = '\0';
+}
+
+void jsonw_int(struct jsonw *w, int64_t v)
+{
+	char buf[24];
+	int n = snprintf(buf, sizeof buf, "%lld", (long long)v);
+	append(w, buf, (size_t)n);
+}
+
+void jsonw_time(struct jsonw *w, int64_t ms)
+{
+	char buf[RG_TIME_SIZE + 2];
+	if (ms == 0) {
+		append(w, "null", 4);
+		return;
+	}
+	buf[0] = '"';
+	core_time_format(ms, buf + 1);
+	buf[RG_TIME_SIZE] = '"';
+	buf[RG_TIME_SIZE + 1] = '\0';
+	append(w, buf, RG_TIME_SIZE + 1);
+}
+
+void jsonw_json(struct jsonw *w, const json_t *v)
+{
+	char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (text == NULL) {
+		w->failed = true;
+		return;
+	}
+	jsonw_raw(w, text);
+	free(text);
+}
+
+char *jsonw_finish(struct jsonw *w, size_t *len)
+{
+	if (w->failed) {
+		free(w->buf);
+		w->buf = NULL;
+		return NULL;
+	}
+	*len = w->len;
+	char *out = w->buf;
+	w->buf = NULL;
+	return out;
+}
