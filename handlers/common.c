@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/problem.h"
 #include "core/timefmt.h"
 
 void h_reply(struct h_ctx *ctx, int status, json_t *body)
@@ -22,7 +23,7 @@ void h_reply_jsonw(struct h_ctx *ctx, int status, struct jsonw *w)
 		return;
 	}
 	ctx->status = status;
-	ctx->content_type = "application/json";
+	ctx->content_type = "application/json; charset=utf-8";
 }
 
 void h_problem(struct h_ctx *ctx, int status, const char *code, const char *detail,
@@ -112,11 +113,11 @@ bool h_if_match(struct h_ctx *ctx, int64_t revision)
 	if (ctx->if_match == NULL || strcmp(ctx->if_match, "*") == 0)
 		return true;
 	snprintf(want, sizeof want, "\"%lld\"", (long long)revision);
-	if (strcmp(ctx->if_match, want) == 0)
+	if (revision >= 0 && strcmp(ctx->if_match, want) == 0)
 		return true;
 	h_problem(ctx, 412, "precondition_failed",
 		  "If-Match does not name the current revision.", NULL);
-	ctx->current_revision = revision;
+	ctx->current_revision = revision >= 0 ? revision : PROBLEM_NULL_REVISION;
 	return false;
 }
 

@@ -31,7 +31,8 @@ bool h_page(struct h_ctx *ctx, int def, int max, int *limit, int64_t *after) RG_
 json_t *h_next_cursor(int rows, int limit, int64_t last_seq);
 /* Sets ETag: "<revision>". */
 void h_etag(struct h_ctx *ctx, int64_t revision);
-/* false (after answering 412) when If-Match is present and does not name `revision`. */
+/* false (after answering 412) when If-Match is present and does not name `revision`.
+ * revision < 0: the resource has no revision yet (no ETag): only `*` agrees. */
 bool h_if_match(struct h_ctx *ctx, int64_t revision) RG_MUSTCHECK;
 /* The audit actor of this request. */
 struct db_actor h_actor(const struct h_ctx *ctx);

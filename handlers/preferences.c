@@ -102,8 +102,13 @@ static bool read_request(struct h_ctx *ctx, enum pref_action action, struct pref
 	r->expected_revision = num(b, "expected_revision"); /* null reads 0 */
 	r->expires_at = str(b, "expires_at");
 	if (r->expires_at) {
-		if (!core_time_parse(r->expires_at, &r->expires_ms) || r->expires_ms <= now_ms()) {
-			h_invalid(ctx, "expires_at", "must be a timestamp in the future");
+		size_t n = strlen(r->expires_at);
+		/* The calendar date was checked with the body; UTC is required here. Whether it is
+		 * still in the future is decided after the replay check, so that an uncertain
+		 * write can be retried after its expiry passed. */
+		if (!core_time_parse(r->expires_at, &r->expires_ms) ||
+		    (r->expires_at[n - 1] != 'Z' && r->expires_at[n - 1] != 'z')) {
+			h_invalid(ctx, "expires_at", "must be an RFC 3339 timestamp in UTC (ending in Z)");
 			return false;
 		}
 	}
@@ -123,7 +128,7 @@ static json_t *receipt_json(const json_t *op)
 
 /* {status, receipt, view}: the view is written directly (it can hold 64 entries). */
 static void answer(struct h_ctx *ctx, int status, const char *what, json_t *receipt,
-		   const struct pref_journal *j)
+		   const struct pref_journal *j, int64_t stored_revision)
 {
 	struct jsonw w;
 	jsonw_init(&w);
@@ -138,8 +143,9 @@ static void answer(struct h_ctx *ctx, int status, const char *what, json_t *rece
 	core_pref_view(&w, j, now_ms());
 	jsonw_raw(&w, "}");
 	json_decref(receipt);
-	if (j->revision)
-		h_etag(ctx, j->revision);
+	/* The ETag names what is stored: a preview's would-be revision does not exist. */
+	if (stored_revision)
+		h_etag(ctx, stored_revision);
 	h_reply_jsonw(ctx, status, &w);
 }
 
@@ -161,13 +167,17 @@ static enum rg_status decide(struct h_ctx *ctx, struct db_conn *c, const struct 
 		op = json_loads(db_text(loaded, 0, 10), 0, NULL);
 	if (json_is_object(op)) {
 		if (strcmp(str(op, "intent_hash"), intent) == 0)
-			answer(ctx, 200, "replayed", receipt_json(op), &j);
+			answer(ctx, 200, "replayed", receipt_json(op), &j, j.revision);
 		else
 			h_problem(ctx, 409, "operation_conflict",
 				  "operation_id was already used with different arguments.", NULL);
 		goto out;
 	}
-	if (!h_if_match(ctx, j.revision))
+	if (r->expires_ms && r->expires_ms <= now_ms()) {
+		h_invalid(ctx, "expires_at", "must be a timestamp in the future");
+		goto out;
+	}
+	if (!h_if_match(ctx, j.revision ? j.revision : -1))
 		goto out;
 	switch (core_pref_check(&j, r)) {
 	case PREF_STALE:
@@ -191,8 +201,9 @@ static enum rg_status decide(struct h_ctx *ctx, struct db_conn *c, const struct 
 
 	const char *predecessor = NULL;
 	if (!execute) {
+		int64_t stored = j.revision;
 		core_pref_apply(&j, r, now_ms(), &predecessor);
-		answer(ctx, 200, "preview", NULL, &j);
+		answer(ctx, 200, "preview", NULL, &j, stored);
 		goto out;
 	}
 	struct db_actor actor = h_actor(ctx);
@@ -225,7 +236,7 @@ static enum rg_status decide(struct h_ctx *ctx, struct db_conn *c, const struct 
 		"supersedes_operation_id", predecessor ? json_string(predecessor) : json_null(),
 		"revision_before", revision_before ? json_integer(revision_before) : json_null(),
 		"revision_after", (json_int_t)revision_after, "at", h_time(at_ms));
-	answer(ctx, 201, "applied", receipt, &j);
+	answer(ctx, 201, "applied", receipt, &j, j.revision);
 out:
 	json_decref(op);
 	PQclear(loaded);

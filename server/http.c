@@ -109,7 +109,7 @@ static enum MHD_Result problem(struct request *r, unsigned status, const char *c
 {
 	json_t *body = core_problem_new((int)status, code, detail, r->request_id, errors,
 					current_revision);
-	struct MHD_Response *resp = json_response(body, "application/problem+json");
+	struct MHD_Response *resp = json_response(body, "application/problem+json; charset=utf-8");
 	json_decref(body);
 	if (resp == NULL)
 		return MHD_NO;
@@ -173,7 +173,7 @@ static enum MHD_Result render(struct request *r, struct h_ctx *ctx)
 	} else if (ctx->status == 204) {
 		resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
 	} else {
-		resp = json_response(ctx->reply, "application/json");
+		resp = json_response(ctx->reply, "application/json; charset=utf-8");
 	}
 	if (resp == NULL)
 		return MHD_NO;
