@@ -8,7 +8,7 @@
 
 static const char hexdigits[] = "0123456789abcdef";
 
-static void to_hex(const unsigned char *in, size_t n, char *out)
+void core_hex(const unsigned char *in, size_t n, char *out)
 {
 	for (size_t i = 0; i < n; i++) {
 		out[2 * i] = hexdigits[in[i] >> 4];
@@ -26,7 +26,7 @@ void core_sha256_hex(const void *data, size_t len, char out[RG_SHA256_HEX_LEN + 
 {
 	unsigned char d[32];
 	SHA256(data, len, d);
-	to_hex(d, sizeof d, out);
+	core_hex(d, sizeof d, out);
 }
 
 void core_sha256_tagged(const void *data, size_t len, char out[RG_SHA256_TAGGED_SIZE])
@@ -40,7 +40,7 @@ bool core_random_hex(char *out, size_t nbytes)
 	unsigned char buf[64];
 	if (nbytes > sizeof buf || RAND_bytes(buf, (int)nbytes) != 1)
 		return false;
-	to_hex(buf, nbytes, out);
+	core_hex(buf, nbytes, out);
 	return true;
 }
 
@@ -73,6 +73,41 @@ bool core_new_token(char out[RG_TOKEN_SIZE])
 	/* 256 bits need 43 sextets; the 44th holds only padding. */
 	out[RG_TOKEN_SIZE - 1] = '\0';
 	return true;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+bool core_unhex32(const char *hex, unsigned char out[32])
+{
+	for (int i = 0; i < 32; i++) {
+		int hi = hexval(hex[2 * i]), lo = hi < 0 ? -1 : hexval(hex[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return false;
+		out[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return hex[64] == '\0';
+}
+
+bool core_token_shape_valid(const char *s)
+{
+	size_t plen = strlen(RG_TOKEN_PREFIX);
+	if (s == NULL || strncmp(s, RG_TOKEN_PREFIX, plen) != 0)
+		return false;
+	size_t n = 0;
+	for (const char *p = s + plen; *p; p++, n++) {
+		char c = *p;
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '-' || c == '_'))
+			return false;
+	}
+	return n == RG_TOKEN_SIZE - 1 - plen;
 }
 
 bool core_equal_ct(const void *a, const void *b, size_t n)

@@ -18,7 +18,7 @@ static const struct db_stmt verify_stmt = {
 	"SELECT count(*), coalesce(min(seq) FILTER (WHERE prev_hash IS DISTINCT FROM expected_prev"
 	"  OR hash IS DISTINCT FROM computed), 0)"
 	" FROM (SELECT a.seq, a.prev_hash, a.hash,"
-	"  lag(a.hash) OVER (PARTITION BY a.resource_type, a.resource_id ORDER BY a.seq)"
+	"  lag(a.hash) OVER (PARTITION BY a.resource_type, a.resource_id ORDER BY a.chain_pos)"
 	"   AS expected_prev,"
 	"  audit_hash(a.prev_hash, a) AS computed"
 	"  FROM audit_log a WHERE a.tenant_id = $1"

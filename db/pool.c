@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#define RG_MAX_PREPARED 128
+#define RG_MAX_PREPARED 256
 #define RG_MAX_PARAMS 32
 
 struct db_conn {
@@ -108,8 +108,13 @@ static void ignore_notice(void *arg, const char *message)
 /* (Re)connects c. The URL's own settings win over our defaults (later keywords override). */
 static bool connect_conn(struct db_pool *p, struct db_conn *c, struct db_error *err)
 {
-	static const char *const keys[] = {"connect_timeout", "application_name", "dbname", NULL};
-	const char *vals[] = {"3", "recallgate", p->url, NULL};
+	/* Every statement is bounded so that a stuck lock cannot hold a request (and the
+	 * shutdown drain) beyond its budget; 57014 then answers 503. */
+	static const char *const keys[] = {"connect_timeout", "application_name", "options",
+					   "dbname", NULL};
+	const char *vals[] = {"3", "recallgate",
+			      "-c statement_timeout=5000 -c idle_in_transaction_session_timeout=10000",
+			      p->url, NULL};
 	if (c->pg)
 		PQfinish(c->pg);
 	c->nprepared = 0;
@@ -220,10 +225,25 @@ void db_release(struct db_pool *p, struct db_conn *c)
 static enum rg_status map_failure(struct db_conn *c, const PGresult *res, struct db_error *err)
 {
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-	/* The primary message only: DETAIL lines can quote row values. */
-	const char *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
-	if (msg == NULL)
-		msg = PQerrorMessage(c->pg);
+	/* The log must not carry request values, and PostgreSQL's messages can quote them
+	 * ("invalid input syntax for type bigint: \"...\""). Connection, resource and internal
+	 * failures (classes 08, 53, 57, XX) say nothing of the request and are kept; for the
+	 * rest only the names of the constraint, table and column go to the operator. */
+	char names[200];
+	const char *msg;
+	if (state == NULL || strncmp(state, "08", 2) == 0 || strncmp(state, "53", 2) == 0 ||
+	    strncmp(state, "57", 2) == 0 || strncmp(state, "XX", 2) == 0) {
+		msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+		if (msg == NULL)
+			msg = PQerrorMessage(c->pg);
+	} else {
+		const char *constraint = PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
+		const char *table = PQresultErrorField(res, PG_DIAG_TABLE_NAME);
+		const char *column = PQresultErrorField(res, PG_DIAG_COLUMN_NAME);
+		snprintf(names, sizeof names, "constraint=%s table=%s column=%s",
+			 constraint ? constraint : "-", table ? table : "-", column ? column : "-");
+		msg = names;
+	}
 	enum rg_status st = RG_ERROR;
 	if (PQstatus(c->pg) != CONNECTION_OK || state == NULL || strncmp(state, "08", 2) == 0 ||
 	    strcmp(state, "57P01") == 0 || strcmp(state, "57P02") == 0 ||
@@ -261,8 +281,13 @@ enum rg_status db_exec(struct db_conn *c, const struct db_stmt *stmt, const char
 			return st;
 		}
 		PQclear(pr);
-		if (c->nprepared < RG_MAX_PREPARED)
-			c->prepared[c->nprepared++] = stmt;
+		if (c->nprepared == RG_MAX_PREPARED) {
+			/* Unrecorded, it would be prepared again and fail with 42P05 forever. */
+			set_error(err, RG_ERROR, "", "too many prepared statements: raise RG_MAX_PREPARED");
+			c->broken = true;
+			return RG_ERROR;
+		}
+		c->prepared[c->nprepared++] = stmt;
 	}
 	PGresult *r = PQexecPrepared(c->pg, stmt->name, stmt->nparams, params, NULL, NULL, 0);
 	ExecStatusType s = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;

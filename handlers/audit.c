@@ -11,6 +11,21 @@ static const char *const resource_types[] = {
 	"semantic_preference_config", "workspace", "envelope", NULL,
 };
 
+/* Resource ids are ids of this service or the caller's id pattern, joined by '/' for
+ * composite resources ("<goal_id>/<agent_id>"). */
+static bool resource_id_valid(const char *s)
+{
+	size_t n = 0;
+	for (; s[n]; n++) {
+		char c = s[n];
+		if (n == 257 || !((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+				  (c >= '0' && c <= '9') || c == '.' || c == '_' || c == ':' ||
+				  c == '/' || c == '-'))
+			return false;
+	}
+	return n > 0;
+}
+
 /* Reads ?resource_type= and ?resource_id=; false after answering 422. */
 static bool read_filters(struct h_ctx *ctx, const char **type, const char **id)
 {
@@ -25,8 +40,8 @@ static bool read_filters(struct h_ctx *ctx, const char **type, const char **id)
 			return false;
 		}
 	}
-	if (*id && strlen(*id) > 256) {
-		h_invalid(ctx, "resource_id", "must be at most 256 bytes");
+	if (*id && !resource_id_valid(*id)) {
+		h_invalid(ctx, "resource_id", "must match ^[A-Za-z0-9._:/-]{1,257}$");
 		return false;
 	}
 	return true;

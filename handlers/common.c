@@ -121,6 +121,20 @@ bool h_if_match(struct h_ctx *ctx, int64_t revision)
 	return false;
 }
 
+enum h_if_match h_if_match_revision(const struct h_ctx *ctx, int64_t *rev)
+{
+	const char *v = ctx->if_match;
+	char digits[24];
+	if (v == NULL || strcmp(v, "*") == 0)
+		return H_IF_MATCH_NONE;
+	size_t n = strlen(v);
+	if (n < 3 || n - 2 >= sizeof digits || v[0] != '"' || v[n - 1] != '"')
+		return H_IF_MATCH_INVALID;
+	memcpy(digits, v + 1, n - 2);
+	digits[n - 2] = '\0';
+	return parse_int(digits, rev) ? H_IF_MATCH_REVISION : H_IF_MATCH_INVALID;
+}
+
 struct db_actor h_actor(const struct h_ctx *ctx)
 {
 	struct db_actor a = {ctx->tenant_id, ctx->token_id, ctx->request_id};

@@ -34,6 +34,10 @@ void h_etag(struct h_ctx *ctx, int64_t revision);
 /* false (after answering 412) when If-Match is present and does not name `revision`.
  * revision < 0: the resource has no revision yet (no ETag): only `*` agrees. */
 bool h_if_match(struct h_ctx *ctx, int64_t revision) RG_MUSTCHECK;
+/* If-Match read as a revision: none (absent or `*`), a strong ETag "N" (*rev = N), or
+ * anything else (which can never agree). */
+enum h_if_match { H_IF_MATCH_NONE, H_IF_MATCH_REVISION, H_IF_MATCH_INVALID };
+enum h_if_match h_if_match_revision(const struct h_ctx *ctx, int64_t *rev);
 /* The audit actor of this request. */
 struct db_actor h_actor(const struct h_ctx *ctx);
 /* An RFC 3339 string for epoch ms (new json string). */

@@ -1,6 +1,7 @@
 #include "server/auth.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,6 @@
 #include "db/tokens.h"
 
 #define CACHE_SLOTS 1024
-#define MAX_TOKEN_BYTES 256
 
 struct cache_slot {
 	pthread_rwlock_t lock; /* readers (every request) never block each other */
@@ -24,6 +24,9 @@ struct cache_slot {
 };
 
 static struct cache_slot *cache;
+/* Moves on every deletion: a lookup that started before a deletion must not cache what it
+ * read (the token may be the deleted one). */
+static atomic_ullong revocations;
 
 static int64_t now_ms(void)
 {
@@ -67,34 +70,29 @@ static bool cache_get(const unsigned char digest[32], struct auth_principal *out
 	return hit;
 }
 
-static void cache_put(const unsigned char digest[32], const struct auth_principal *who)
+static void cache_put(const unsigned char digest[32], const struct auth_principal *who,
+		      unsigned long long seen_revocations)
 {
 	if (cache == NULL)
 		return;
 	struct cache_slot *s = slot_for(digest);
 	pthread_rwlock_wrlock(&s->lock);
-	s->used = true;
-	memcpy(s->digest, digest, 32);
-	s->who = *who;
-	s->expires_ms = now_ms() + AUTH_CACHE_TTL_MS;
-	pthread_rwlock_unlock(&s->lock);
-}
-
-static bool hex_to_bytes(const char *hex, unsigned char out[32])
-{
-	for (int i = 0; i < 32; i++) {
-		unsigned v;
-		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
-			return false;
-		out[i] = (unsigned char)v;
+	/* Checked under the slot's lock, which auth_forget takes after counting: either this
+	 * sees the new count, or the forget comes after this put and clears it. */
+	if (atomic_load(&revocations) == seen_revocations) {
+		s->used = true;
+		memcpy(s->digest, digest, 32);
+		s->who = *who;
+		s->expires_ms = now_ms() + AUTH_CACHE_TTL_MS;
 	}
-	return true;
+	pthread_rwlock_unlock(&s->lock);
 }
 
 void auth_forget(const char *sha256_hex)
 {
 	unsigned char digest[32];
-	if (cache == NULL || !hex_to_bytes(sha256_hex, digest))
+	atomic_fetch_add(&revocations, 1);
+	if (cache == NULL || !core_unhex32(sha256_hex, digest))
 		return;
 	struct cache_slot *s = slot_for(digest);
 	pthread_rwlock_wrlock(&s->lock);
@@ -102,8 +100,6 @@ void auth_forget(const char *sha256_hex)
 		s->used = false;
 	pthread_rwlock_unlock(&s->lock);
 }
-
-static const char hexdigits[] = "0123456789abcdef";
 
 enum rg_status auth_verify(struct db_pool *pool, const char *authorization,
 			   struct auth_principal *out, struct db_error *err)
@@ -115,18 +111,15 @@ enum rg_status auth_verify(struct db_pool *pool, const char *authorization,
 	const char *token = authorization + 7;
 	while (*token == ' ')
 		token++;
-	size_t len = strlen(token);
-	if (len == 0 || len > MAX_TOKEN_BYTES)
+	/* Anything this service never issues is refused without a database query. */
+	if (!core_token_shape_valid(token))
 		return RG_NOT_FOUND;
-	core_sha256(token, len, digest);
+	core_sha256(token, strlen(token), digest);
 	if (cache_get(digest, out))
 		return RG_OK;
 
-	for (int i = 0; i < 32; i++) {
-		hex[2 * i] = hexdigits[digest[i] >> 4];
-		hex[2 * i + 1] = hexdigits[digest[i] & 15];
-	}
-	hex[64] = '\0';
+	unsigned long long seen = atomic_load(&revocations);
+	core_hex(digest, 32, hex);
 	struct db_conn *c = NULL;
 	struct db_token t;
 	enum rg_status st = db_acquire(pool, &c, err);
@@ -144,6 +137,6 @@ enum rg_status auth_verify(struct db_pool *pool, const char *authorization,
 	snprintf(csv, sizeof csv, "%s", t.scopes_csv);
 	for (char *save = NULL, *s = strtok_r(csv, ",", &save); s; s = strtok_r(NULL, ",", &save))
 		out->scopes |= core_scope_from_name(s);
-	cache_put(digest, out);
+	cache_put(digest, out, seen);
 	return RG_OK;
 }

@@ -22,10 +22,14 @@
 #include "server/metrics.h"
 #include "server/router.h"
 
+#define DRAIN_FACTOR 8
+
 struct http_server {
 	struct MHD_Daemon *daemon;
 	const struct rg_config *cfg;
 	struct db_pool *pool;
+	const struct h_route *routes;
+	size_t n_routes;
 	atomic_int in_flight;
 };
 
@@ -39,9 +43,12 @@ struct request {
 	char method[16];
 	enum router_result routed;
 	size_t route_index;
+	bool authenticated;
+	struct auth_principal who;
 	char *body;
 	size_t body_len, body_cap;
 	bool too_large;
+	size_t drained; /* bytes discarded after the cap */
 	int status;
 	const char *problem_code;
 	struct db_error dberr;
@@ -117,6 +124,7 @@ static enum MHD_Result problem(struct request *r, unsigned status, const char *c
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
 	if (status == 401)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	r->problem_code = code;
 	return queue(r, status, resp);
 }
@@ -136,8 +144,10 @@ static bool json_content_type(const char *ct)
 	static const char want[] = "application/json";
 	if (ct == NULL || strncasecmp(ct, want, sizeof want - 1) != 0)
 		return false;
-	char next = ct[sizeof want - 1];
-	return next == '\0' || next == ';' || next == ' ';
+	const char *rest = ct + sizeof want - 1;
+	while (*rest == ' ')
+		rest++;
+	return *rest == '\0' || *rest == ';'; /* parameters (charset) may follow */
 }
 
 static enum MHD_Result preflight(struct request *r)
@@ -186,6 +196,30 @@ static enum MHD_Result render(struct request *r, struct h_ctx *ctx)
 	return queue(r, (unsigned)ctx->status, resp);
 }
 
+/* Verifies the bearer token once per request (on the first call when the body can be
+ * refused unread). false after queuing the answer (401, 503 or 500) in *ret. */
+static bool authenticate(struct request *r, enum MHD_Result *ret)
+{
+	if (r->authenticated || r->match.route->scope == 0)
+		return true;
+	enum rg_status st = auth_verify(r->srv->pool, header(r->conn, "Authorization"), &r->who,
+					&r->dberr);
+	if (st == RG_OK) {
+		r->authenticated = true;
+		return true;
+	}
+	if (st == RG_UNAVAILABLE)
+		*ret = problem(r, 503, "database_unavailable",
+			       "The database is unavailable; retry later.", NULL, -1, NULL);
+	else if (st == RG_NOT_FOUND)
+		*ret = problem(r, 401, "unauthenticated", "A valid bearer token is required.", NULL,
+			       -1, NULL);
+	else
+		*ret = problem(r, 500, "internal", "The request could not be completed.", NULL, -1,
+			       NULL);
+	return false;
+}
+
 /* Everything after the body has arrived (or, for a declared length over the cap, before it
  * is read): the check order of the contract is
  * route (404/405) → authentication (401) → path parameters and body (422/415/400) →
@@ -194,7 +228,7 @@ static enum MHD_Result dispatch(struct request *r)
 {
 	struct http_server *srv = r->srv;
 	const struct h_route *route = r->match.route;
-	struct auth_principal who = {0};
+	const struct auth_principal *who = &r->who;
 	json_t *body = NULL;
 	enum MHD_Result ret;
 
@@ -205,16 +239,8 @@ static enum MHD_Result dispatch(struct request *r)
 	if (r->routed == ROUTER_METHOD_NOT_ALLOWED)
 		return problem(r, 405, "method_not_allowed", "This path does not support the method.",
 			       NULL, -1, r->match.allow);
-	if (route->scope != 0) {
-		enum rg_status st = auth_verify(srv->pool, header(r->conn, "Authorization"), &who,
-						&r->dberr);
-		if (st == RG_UNAVAILABLE)
-			return problem(r, 503, "database_unavailable",
-				       "The database is unavailable; retry later.", NULL, -1, NULL);
-		if (st != RG_OK)
-			return problem(r, 401, "unauthenticated", "A valid bearer token is required.",
-				       NULL, -1, NULL);
-	}
+	if (!authenticate(r, &ret))
+		return ret;
 	if (r->too_large)
 		return problem(r, 413, "payload_too_large", "The body exceeds the size limit.", NULL,
 			       -1, NULL);
@@ -250,7 +276,7 @@ static enum MHD_Result dispatch(struct request *r)
 		}
 		json_decref(errors);
 	}
-	if (route->scope != 0 && !core_scope_allows(who.scopes, route->scope)) {
+	if (route->scope != 0 && !core_scope_allows(who->scopes, route->scope)) {
 		json_decref(body);
 		return problem(r, 403, "forbidden", "The token lacks the scope this endpoint needs.",
 			       NULL, -1, NULL);
@@ -264,10 +290,10 @@ static enum MHD_Result dispatch(struct request *r)
 		.if_match = header(r->conn, MHD_HTTP_HEADER_IF_MATCH),
 		.request_id = r->request_id,
 		.traceparent = header(r->conn, "traceparent"),
-		.tenant_id = who.tenant_id,
-		.token_id = who.token_id,
-		.token_name = who.name,
-		.scopes = who.scopes,
+		.tenant_id = who->tenant_id,
+		.token_id = who->token_id,
+		.token_name = who->name,
+		.scopes = who->scopes,
 		.pool = srv->pool,
 		.query = ctx_query,
 		.token_deleted = auth_forget,
@@ -312,19 +338,10 @@ static struct request *request_new(struct http_server *srv, struct MHD_Connectio
 		snprintf(r->request_id, sizeof r->request_id, "%s", rid);
 	else
 		new_request_id(r->request_id, sizeof r->request_id);
-	r->routed = router_match(h_routes, h_routes_count, method, url, &r->match);
-	r->route_index = r->match.route ? (size_t)(r->match.route - h_routes) : h_routes_count;
-	if (r->routed == ROUTER_METHOD_NOT_ALLOWED) {
-		/* Label by the path's template so 405s are counted where they happen. */
-		for (size_t i = 0; i < h_routes_count; i++) {
-			struct router_match probe;
-			if (router_match(h_routes, h_routes_count, h_routes[i].method, url, &probe) ==
-			    ROUTER_FOUND) {
-				r->route_index = (size_t)(probe.route - h_routes);
-				break;
-			}
-		}
-	}
+	r->routed = router_match(srv->routes, srv->n_routes, method, url, &r->match);
+	/* Metrics and logs label a request by its path's template, also for a 405. */
+	r->route_index = r->match.path_route ? (size_t)(r->match.path_route - srv->routes)
+					     : srv->n_routes;
 	atomic_fetch_add(&srv->in_flight, 1);
 	return r;
 }
@@ -332,8 +349,13 @@ static struct request *request_new(struct http_server *srv, struct MHD_Connectio
 static bool append_body(struct request *r, const char *data, size_t len)
 {
 	unsigned long max = r->srv->cfg->max_body;
-	if (r->too_large)
-		return true; /* drain */
+	if (r->too_large) {
+		/* libmicrohttpd cannot answer in the middle of a chunked upload, so the rest is
+		 * drained to answer 413, but not forever: past DRAIN_FACTOR times the cap the
+		 * connection is closed without an answer. */
+		r->drained += len;
+		return r->drained <= DRAIN_FACTOR * (size_t)max;
+	}
 	if (r->body_len + len > max) {
 		r->too_large = true;
 		free(r->body);
@@ -356,6 +378,18 @@ static bool append_body(struct request *r, const char *data, size_t len)
 	return true;
 }
 
+/* Counts Content-Length headers into *(unsigned *)cls: two of them make the body's length
+ * ambiguous (a request smuggling vector behind a proxy). */
+static enum MHD_Result count_content_length(void *cls, enum MHD_ValueKind kind, const char *key,
+					    const char *value)
+{
+	(void)kind;
+	(void)value;
+	if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
+		(*(unsigned *)cls)++;
+	return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **con_cls)
@@ -369,14 +403,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		if (r == NULL)
 			return MHD_NO;
 		*con_cls = r;
-		/* The declared length is checked before a byte of the body is read. */
+		/* Answer before reading a byte of the body whenever the answer cannot depend on it:
+		 * no route (404/405), a missing or bad token (401), a declared length over the cap
+		 * (413), or an ambiguous length. */
 		const char *cl = header(conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
-		if (cl && strtoull(cl, NULL, 10) > srv->cfg->max_body) {
+		unsigned lengths = 0;
+		MHD_get_connection_values(conn, MHD_HEADER_KIND, count_content_length, &lengths);
+		if (lengths > 1)
+			return problem(r, 400, "invalid_json", "Conflicting Content-Length headers.",
+				       NULL, -1, NULL);
+		if (cl && strtoull(cl, NULL, 10) > srv->cfg->max_body)
 			r->too_large = true;
-			/* Answer now (401 or 413) without reading a byte of the body. */
-			if (r->routed == ROUTER_FOUND)
-				return dispatch(r);
-		}
+		if (r->routed != ROUTER_FOUND || r->too_large)
+			return dispatch(r);
+		enum MHD_Result ret;
+		if (!authenticate(r, &ret))
+			return ret;
 		return MHD_YES;
 	}
 	if (*upload_data_size > 0) {
@@ -404,8 +446,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	double secs = (double)(now.tv_sec - r->started.tv_sec) +
 		      (double)(now.tv_nsec - r->started.tv_nsec) / 1e9;
 	if (r->status != 0) {
-		const char *route = r->route_index < h_routes_count ? h_routes[r->route_index].path
-								    : "unmatched";
+		const char *route = r->route_index < srv->n_routes ? srv->routes[r->route_index].path
+								   : "unmatched";
 		metrics_observe(r->route_index, r->method, r->status, secs);
 		log_access(r->request_id, r->method, route, r->status, secs * 1000.0, r->problem_code,
 			   r->dberr.sqlstate, r->dberr.message);
@@ -414,6 +456,39 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	free(r);
 	*con_cls = NULL;
 	atomic_fetch_sub(&srv->in_flight, 1);
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Percent-decoding of the path and of query arguments, in place. %00 stays encoded: a NUL
+ * would cut the string short behind the router's back ("/v1/tokens/x%00/y" would delete
+ * token x); left as text it fails the id pattern or matches no route. */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	char *out = s;
+	(void)cls;
+	(void)c;
+	for (const char *in = s; *in; in++) {
+		int hi, lo;
+		if (*in == '%' && (hi = hex_digit(in[1])) >= 0 && (lo = hex_digit(in[2])) >= 0 &&
+		    (hi << 4 | lo) != 0) {
+			*out++ = (char)(hi << 4 | lo);
+			in += 2;
+		} else {
+			*out++ = *in;
+		}
+	}
+	*out = '\0';
+	return (size_t)(out - s);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -427,7 +502,8 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	log_warn(NULL, "http: %s", msg);
 }
 
-bool http_start(const struct rg_config *cfg, struct db_pool *pool, struct http_server **out)
+bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct h_route *routes,
+		size_t n_routes, struct http_server **out)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
 				 .ai_flags = AI_NUMERICSERV | AI_PASSIVE};
@@ -445,6 +521,8 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, struct http_s
 	}
 	srv->cfg = cfg;
 	srv->pool = pool;
+	srv->routes = routes;
+	srv->n_routes = n_routes;
 	if (!core_random_hex(request_id_prefix, 8)) {
 		log_error(NULL, "the random generator failed");
 		freeaddrinfo(ai);
@@ -463,6 +541,7 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, struct http_s
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->connection_timeout,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 		MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
+		MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
 		MHD_OPTION_END);
 	freeaddrinfo(ai);
 	if (srv->daemon == NULL) {

@@ -6,13 +6,15 @@
 
 #include <stdbool.h>
 #include "db/db.h"
+#include "handlers/api.h"
 #include "server/config.h"
 
 struct http_server;
 
-/* Starts listening. *out is new: http_stop frees it. false after logging why. */
-bool http_start(const struct rg_config *cfg, struct db_pool *pool,
-		struct http_server **out) RG_MUSTCHECK;
+/* Starts listening, answering with routes[0..n) (borrowed for the server's lifetime).
+ * *out is new: http_stop frees it. false after logging why. */
+bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct h_route *routes,
+		size_t n_routes, struct http_server **out) RG_MUSTCHECK;
 /* Stops accepting, waits for in-flight requests (at most drain_ms), then stops. */
 void http_stop(struct http_server *srv, unsigned drain_ms);
 

@@ -83,15 +83,16 @@ void log_access(const char *rid, const char *method, const char *route, int stat
 	if (!log_enabled(level))
 		return;
 	size_t pos = start(line, sizeof line, level, rid);
-	pos += (size_t)snprintf(line + pos, sizeof line - pos,
-				"\",\"msg\":\"request\",\"method\":\"%s\",\"route\":\"", method);
+	pos += (size_t)snprintf(line + pos, sizeof line - pos, "\",\"msg\":\"request\",\"method\":\"");
+	pos = escape(line, pos, sizeof line, method); /* the method is the client's text */
+	pos += (size_t)snprintf(line + pos, sizeof line - pos, "\",\"route\":\"");
 	pos = escape(line, pos, sizeof line, route);
 	pos += (size_t)snprintf(line + pos, sizeof line - pos, "\",\"status\":%d,\"duration_ms\":%.3f",
 				status, duration_ms);
 	if (problem_code)
 		pos += (size_t)snprintf(line + pos, sizeof line - pos, ",\"code\":\"%s\"", problem_code);
-	/* SQLSTATE and libpq's message are for operators; they hold no request text because
-	 * every value reaches PostgreSQL as a parameter, never inside the SQL. */
+	/* SQLSTATE and db/'s error text are for operators; db/ keeps request values out of the
+	 * text (see set_error in db/pool.c). */
 	if (sqlstate && sqlstate[0]) {
 		pos += (size_t)snprintf(line + pos, sizeof line - pos, ",\"sqlstate\":\"%s\"", sqlstate);
 	}

@@ -138,6 +138,7 @@ static int cmd_serve(void)
 	struct rg_config cfg;
 	struct db_pool *pool = NULL;
 	struct http_server *srv = NULL;
+	const char **route_names = NULL;
 	sigset_t stop;
 	int sig = 0, rc = load_config(&cfg, true);
 	if (rc)
@@ -155,12 +156,16 @@ static int cmd_serve(void)
 		rc = 1;
 		goto out;
 	}
-	static const char *route_names[64];
-	for (size_t i = 0; i < h_routes_count && i < 64; i++)
+	route_names = calloc(h_routes_count, sizeof *route_names);
+	if (route_names == NULL) {
+		rc = 1;
+		goto out;
+	}
+	for (size_t i = 0; i < h_routes_count; i++)
 		route_names[i] = h_routes[i].path;
 	metrics_init(route_names, h_routes_count, pool);
 	auth_init();
-	if (!http_start(&cfg, pool, &srv)) {
+	if (!http_start(&cfg, pool, h_routes, h_routes_count, &srv)) {
 		rc = 1;
 		goto out;
 	}
@@ -172,6 +177,7 @@ static int cmd_serve(void)
 out:
 	auth_shutdown();
 	metrics_shutdown();
+	free(route_names);
 	db_pool_close(pool);
 	curl_global_cleanup();
 	return rc;

@@ -78,6 +78,8 @@ enum router_result router_match(const struct h_route *routes, size_t n, const ch
 		if (!fits(routes[i].path, seg, nseg, m, false))
 			continue;
 		path_known = true;
+		if (m->path_route == NULL)
+			m->path_route = &routes[i];
 		if (strcmp(routes[i].method, method) == 0) {
 			m->route = &routes[i];
 			fits(routes[i].path, seg, nseg, m, true);

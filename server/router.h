@@ -12,7 +12,8 @@
 enum router_result { ROUTER_FOUND, ROUTER_NOT_FOUND, ROUTER_METHOD_NOT_ALLOWED };
 
 struct router_match {
-	const struct h_route *route;
+	const struct h_route *route;      /* the route of this method, or NULL */
+	const struct h_route *path_route; /* the first route whose template fits (405, metrics) */
 	struct h_param params[H_MAX_PARAMS];
 	size_t nparams;
 	char allow[128];              /* "GET, PUT" for 405 and CORS preflight */
