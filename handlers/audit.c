@@ -58,42 +58,38 @@ static json_t *opt_text(const PGresult *res, int row, int col)
 	return s ? json_string(s) : json_null();
 }
 
+struct audit_filters {
+	const char *type, *id;
+};
+
+static enum rg_status fetch_audit(struct h_ctx *ctx, struct db_conn *c, const void *arg,
+				  int64_t after, int limit, PGresult **res)
+{
+	const struct audit_filters *f = arg;
+	return db_audit_list(c, ctx->tenant_id, f->type, f->id, after, limit, res, &ctx->dberr);
+}
+
+static json_t *audit_row(const PGresult *res, int i, int64_t *cursor)
+{
+	json_t *details = json_loads(PQgetvalue(res, i, 9), 0, NULL);
+	*cursor = db_int(res, i, 0);
+	return json_pack("{s:I, s:o, s:o, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:s}", "seq",
+			 (json_int_t)*cursor, "at", h_time(db_int(res, i, 1)), "actor_token_id",
+			 opt_text(res, i, 2), "action", PQgetvalue(res, i, 3), "resource_type",
+			 PQgetvalue(res, i, 4), "resource_id", PQgetvalue(res, i, 5),
+			 "revision_before", opt_int(res, i, 6), "revision_after", opt_int(res, i, 7),
+			 "request_id", opt_text(res, i, 8), "details",
+			 details ? details : json_object(), "prev_hash", opt_text(res, i, 10), "hash",
+			 PQgetvalue(res, i, 11));
+}
+
 void h_audit_list(struct h_ctx *ctx)
 {
-	const char *type, *id;
-	int limit;
-	int64_t after, last = 0;
-	PGresult *res = NULL;
-	struct db_conn *c = NULL;
-	if (!read_filters(ctx, &type, &id) || !h_page(ctx, H_PAGE_DEFAULT, H_PAGE_MAX, &limit, &after))
+	struct audit_filters f;
+	if (!read_filters(ctx, &f.type, &f.id))
 		return;
-	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
-	if (st == RG_OK)
-		st = db_audit_list(c, ctx->tenant_id, type, id, after, limit, &res, &ctx->dberr);
-	db_release(ctx->pool, c);
-	if (st != RG_OK) {
-		h_db_failed(ctx, st);
-		return;
-	}
-	json_t *items = json_array();
-	int rows = PQntuples(res);
-	for (int i = 0; i < rows && i < limit; i++) {
-		json_t *details = json_loads(PQgetvalue(res, i, 9), 0, NULL);
-		last = db_int(res, i, 0);
-		json_array_append_new(
-			items,
-			json_pack("{s:I, s:o, s:o, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:s}", "seq",
-				  (json_int_t)last, "at", h_time(db_int(res, i, 1)), "actor_token_id",
-				  opt_text(res, i, 2), "action", PQgetvalue(res, i, 3), "resource_type",
-				  PQgetvalue(res, i, 4), "resource_id", PQgetvalue(res, i, 5),
-				  "revision_before", opt_int(res, i, 6), "revision_after",
-				  opt_int(res, i, 7), "request_id", opt_text(res, i, 8), "details",
-				  details ? details : json_object(), "prev_hash", opt_text(res, i, 10),
-				  "hash", PQgetvalue(res, i, 11)));
-	}
-	PQclear(res);
-	h_reply(ctx, 200,
-		json_pack("{s:o, s:o}", "items", items, "next_cursor", h_next_cursor(rows, limit, last)));
+	const struct h_list_query q = {H_PAGE_DEFAULT, &f, fetch_audit, audit_row};
+	h_list(ctx, &q);
 }
 
 void h_audit_verify(struct h_ctx *ctx)

@@ -102,6 +102,31 @@ json_t *h_next_cursor(int rows, int limit, int64_t last_seq)
 	return json_string(buf);
 }
 
+void h_list(struct h_ctx *ctx, const struct h_list_query *q)
+{
+	int limit;
+	int64_t after, last = 0;
+	PGresult *res = NULL;
+	struct db_conn *c = NULL;
+	if (!h_page(ctx, q->default_limit, H_PAGE_MAX, &limit, &after))
+		return;
+	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	if (st == RG_OK)
+		st = q->fetch(ctx, c, q->arg, after, limit, &res);
+	db_release(ctx->pool, c);
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
+		return;
+	}
+	json_t *items = json_array();
+	int rows = PQntuples(res);
+	for (int i = 0; i < rows && i < limit; i++)
+		json_array_append_new(items, q->row(res, i, &last));
+	PQclear(res);
+	h_reply(ctx, 200,
+		json_pack("{s:o, s:o}", "items", items, "next_cursor", h_next_cursor(rows, limit, last)));
+}
+
 void h_etag(struct h_ctx *ctx, int64_t revision)
 {
 	snprintf(ctx->etag, sizeof ctx->etag, "\"%lld\"", (long long)revision);

@@ -29,6 +29,17 @@ const char *h_param(const struct h_ctx *ctx, const char *name);
 bool h_page(struct h_ctx *ctx, int def, int max, int *limit, int64_t *after) RG_MUSTCHECK;
 /* The next_cursor for a page that fetched limit+1 rows; json null when there is no next. */
 json_t *h_next_cursor(int rows, int limit, int64_t last_seq);
+/* One page of a list endpoint: ?limit/?after are read, `fetch` runs db/'s list query
+ * (at most limit+1 rows, cursor > after, in cursor order) and `row` renders row i and
+ * gives its cursor value. Answers {items, next_cursor} or the failure. */
+struct h_list_query {
+	int default_limit;
+	const void *arg; /* handed to fetch: the endpoint's filters */
+	enum rg_status (*fetch)(struct h_ctx *ctx, struct db_conn *c, const void *arg,
+				int64_t after, int limit, PGresult **res);
+	json_t *(*row)(const PGresult *res, int i, int64_t *cursor);
+};
+void h_list(struct h_ctx *ctx, const struct h_list_query *q);
 /* Sets ETag: "<revision>". */
 void h_etag(struct h_ctx *ctx, int64_t revision);
 /* false (after answering 412) when If-Match is present and does not name `revision`.

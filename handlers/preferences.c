@@ -302,39 +302,29 @@ void h_pref_view(struct h_ctx *ctx)
 	PQclear(loaded);
 }
 
+static enum rg_status fetch_history(struct h_ctx *ctx, struct db_conn *c, const void *arg,
+				    int64_t after, int limit, PGresult **res)
+{
+	(void)arg;
+	struct db_pref_scope scope = scope_of(ctx);
+	return db_pref_history(c, &scope, after, limit, res, &ctx->dberr);
+}
+
+static json_t *history_row(const PGresult *res, int i, int64_t *cursor)
+{
+	const char *statement = db_text(res, i, 3), *pred = db_text(res, i, 6);
+	*cursor = db_int(res, i, 7);
+	return json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:o, s:I, s:o}", "operation_id",
+			 PQgetvalue(res, i, 0), "action", PQgetvalue(res, i, 1), "key",
+			 PQgetvalue(res, i, 2), "statement",
+			 statement ? json_string(statement) : json_null(), "source_ref",
+			 PQgetvalue(res, i, 4), "source_quote", PQgetvalue(res, i, 5),
+			 "predecessor_operation_id", pred ? json_string(pred) : json_null(),
+			 "revision_after", (json_int_t)*cursor, "at", h_time(db_int(res, i, 8)));
+}
+
 void h_pref_history(struct h_ctx *ctx)
 {
-	struct db_pref_scope scope = scope_of(ctx);
-	int limit;
-	int64_t after, last = 0;
-	PGresult *res = NULL;
-	struct db_conn *c = NULL;
-	if (!h_page(ctx, PREF_HISTORY_DEFAULT, H_PAGE_MAX, &limit, &after))
-		return;
-	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
-	if (st == RG_OK)
-		st = db_pref_history(c, &scope, after, limit, &res, &ctx->dberr);
-	db_release(ctx->pool, c);
-	if (st != RG_OK) {
-		h_db_failed(ctx, st);
-		return;
-	}
-	json_t *items = json_array();
-	int rows = PQntuples(res);
-	for (int i = 0; i < rows && i < limit; i++) {
-		const char *statement = db_text(res, i, 3), *pred = db_text(res, i, 6);
-		last = db_int(res, i, 7);
-		json_array_append_new(
-			items, json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:o, s:I, s:o}", "operation_id",
-					 PQgetvalue(res, i, 0), "action", PQgetvalue(res, i, 1), "key",
-					 PQgetvalue(res, i, 2), "statement",
-					 statement ? json_string(statement) : json_null(), "source_ref",
-					 PQgetvalue(res, i, 4), "source_quote", PQgetvalue(res, i, 5),
-					 "predecessor_operation_id", pred ? json_string(pred) : json_null(),
-					 "revision_after", (json_int_t)last, "at",
-					 h_time(db_int(res, i, 8))));
-	}
-	PQclear(res);
-	h_reply(ctx, 200,
-		json_pack("{s:o, s:o}", "items", items, "next_cursor", h_next_cursor(rows, limit, last)));
+	const struct h_list_query q = {PREF_HISTORY_DEFAULT, NULL, fetch_history, history_row};
+	h_list(ctx, &q);
 }

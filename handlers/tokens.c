@@ -77,36 +77,26 @@ void h_token_create(struct h_ctx *ctx)
 			  scopes_json(csv), "token", token, "created_at", h_time(created_ms)));
 }
 
+static enum rg_status fetch_tokens(struct h_ctx *ctx, struct db_conn *c, const void *arg,
+				   int64_t after, int limit, PGresult **res)
+{
+	(void)arg;
+	return db_token_list(c, ctx->tenant_id, after, limit, res, &ctx->dberr);
+}
+
+static json_t *token_row(const PGresult *res, int i, int64_t *cursor)
+{
+	struct db_token t;
+	db_token_row(res, i, &t);
+	*cursor = t.seq;
+	return json_pack("{s:s, s:s, s:o, s:o}", "token_id", t.token_id, "name", t.name, "scopes",
+			 scopes_json(t.scopes_csv), "created_at", h_time(t.created_ms));
+}
+
 void h_token_list(struct h_ctx *ctx)
 {
-	int limit;
-	int64_t after;
-	PGresult *res = NULL;
-	struct db_conn *c = NULL;
-	if (!h_page(ctx, H_PAGE_DEFAULT, H_PAGE_MAX, &limit, &after))
-		return;
-	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
-	if (st == RG_OK)
-		st = db_token_list(c, ctx->tenant_id, after, limit, &res, &ctx->dberr);
-	db_release(ctx->pool, c);
-	if (st != RG_OK) {
-		h_db_failed(ctx, st);
-		return;
-	}
-	json_t *items = json_array();
-	int rows = PQntuples(res);
-	struct db_token t = {0};
-	for (int i = 0; i < rows && i < limit; i++) {
-		db_token_row(res, i, &t);
-		json_array_append_new(items, json_pack("{s:s, s:s, s:o, s:o}", "token_id", t.token_id,
-						       "name", t.name, "scopes",
-						       scopes_json(t.scopes_csv), "created_at",
-						       h_time(t.created_ms)));
-	}
-	PQclear(res);
-	h_reply(ctx, 200,
-		json_pack("{s:o, s:o}", "items", items, "next_cursor",
-			  h_next_cursor(rows, limit, t.seq)));
+	const struct h_list_query q = {H_PAGE_DEFAULT, NULL, fetch_tokens, token_row};
+	h_list(ctx, &q);
 }
 
 void h_token_delete(struct h_ctx *ctx)
