@@ -133,6 +133,30 @@ static void check_value(const json_t *v, const struct field_spec *f, const char 
 		if (f->sub)
 			check_object(v, f->sub, path, errors, unknown);
 		return;
+	case F_MAP: {
+		const char *key;
+		json_t *member;
+		if (!json_is_object(v)) {
+			core_fields_error(errors, path, "must be an object");
+			return;
+		}
+		if (f->max > 0 && (int64_t)json_object_size(v) > f->max) {
+			errorf(errors, path, "must have at most %lld members", (long long)f->max);
+			return;
+		}
+		json_object_foreach((json_t *)v, key, member) {
+			char sub[PATH_MAX_BYTES];
+			join_path(sub, sizeof sub, path, key);
+			if (f->check && !f->check(key)) {
+				core_fields_error(errors, sub, f->check_reason ? f->check_reason
+									     : "is not a valid key");
+				continue;
+			}
+			if (f->item)
+				check_value(member, f->item, sub, errors, unknown);
+		}
+		return;
+	}
 	case F_ARRAY: {
 		if (!json_is_array(v)) {
 			core_fields_error(errors, path, "must be an array");

@@ -17,6 +17,7 @@ enum field_type {
 	F_TIMESTAMP, /* an RFC 3339 timestamp with a real calendar date */
 	F_OBJECT,    /* an object checked against `sub` (free-form when sub is NULL) */
 	F_ARRAY,     /* min..max items, each checked against `item`; `unique` forbids repeats */
+	F_MAP,       /* an object of at most max members; keys pass `check`, values `item` */
 };
 
 struct field_spec {

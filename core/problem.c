@@ -23,6 +23,14 @@ static const struct {
 	{"rate_limited", "Rate limited"},
 	{"database_unavailable", "Database unavailable"},
 	{"internal", "Internal error"},
+	{"thin_pointer_required", "Thin pointer required"},
+	{"assent_missing", "Assent missing"},
+	{"assent_invalid", "Assent invalid"},
+	{"assent_expired", "Assent expired"},
+	{"assent_revoked", "Assent revoked"},
+	{"assent_stale", "Assent stale"},
+	{"upstream_ineligible", "Upstream ineligible"},
+	{"already_revoked", "Already revoked"},
 };
 
 const char *core_problem_title(const char *code)

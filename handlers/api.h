@@ -27,6 +27,9 @@ struct h_route {
 	h_handler handler;
 	unsigned scope;                 /* required scope bits; 0 = public, no authentication */
 	const struct field_spec *body;  /* the body's fields; NULL = the route takes no body */
+	/* Rules across fields, run with the field checks (before the scope check): appends to
+	 * errors and returns the problem code (422), or NULL when the body is fine. */
+	const char *(*check)(const json_t *body, json_t *errors);
 };
 
 struct h_ctx {
@@ -63,6 +66,7 @@ struct h_ctx {
 	const char *problem_code;
 	char problem_detail[200];
 	json_t *problem_errors;     /* new reference or NULL */
+	json_t *problem_extra;      /* new reference or NULL: members added to the problem */
 	long long current_revision; /* -1 = none */
 	/* operator detail of a failed database call, for the log line */
 	struct db_error dberr;

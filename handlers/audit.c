@@ -69,8 +69,9 @@ static enum rg_status fetch_audit(struct h_ctx *ctx, struct db_conn *c, const vo
 	return db_audit_list(c, ctx->tenant_id, f->type, f->id, after, limit, res, &ctx->dberr);
 }
 
-static json_t *audit_row(const PGresult *res, int i, int64_t *cursor)
+static json_t *audit_row(const PGresult *res, int i, const void *arg, int64_t *cursor)
 {
+	(void)arg;
 	json_t *details = json_loads(PQgetvalue(res, i, 9), 0, NULL);
 	*cursor = db_int(res, i, 0);
 	return json_pack("{s:I, s:o, s:o, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:s}", "seq",

@@ -121,7 +121,7 @@ void h_list(struct h_ctx *ctx, const struct h_list_query *q)
 	json_t *items = json_array();
 	int rows = PQntuples(res);
 	for (int i = 0; i < rows && i < limit; i++)
-		json_array_append_new(items, q->row(res, i, &last));
+		json_array_append_new(items, q->row(res, i, q->arg, &last));
 	PQclear(res);
 	h_reply(ctx, 200,
 		json_pack("{s:o, s:o}", "items", items, "next_cursor", h_next_cursor(rows, limit, last)));
@@ -158,6 +158,26 @@ enum h_if_match h_if_match_revision(const struct h_ctx *ctx, int64_t *rev)
 	memcpy(digits, v + 1, n - 2);
 	digits[n - 2] = '\0';
 	return parse_int(digits, rev) ? H_IF_MATCH_REVISION : H_IF_MATCH_INVALID;
+}
+
+bool h_guard_write(const struct h_ctx *ctx, int64_t expected, bool *if_match_first)
+{
+	int64_t rev = 0;
+	enum h_if_match im = h_if_match_revision(ctx, &rev);
+	*if_match_first = im != H_IF_MATCH_NONE;
+	return im == H_IF_MATCH_NONE || (im == H_IF_MATCH_REVISION && rev == expected);
+}
+
+void h_stale(struct h_ctx *ctx, int64_t current, bool if_match_first)
+{
+	int64_t rev = -1;
+	if (if_match_first && (h_if_match_revision(ctx, &rev) != H_IF_MATCH_REVISION || rev != current))
+		h_problem(ctx, 412, "precondition_failed",
+			  "If-Match does not name the current revision.", NULL);
+	else
+		h_problem(ctx, 409, "stale_revision", "expected_revision is not the current revision.",
+			  NULL);
+	ctx->current_revision = current;
 }
 
 struct db_actor h_actor(const struct h_ctx *ctx)

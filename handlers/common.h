@@ -37,7 +37,7 @@ struct h_list_query {
 	const void *arg; /* handed to fetch: the endpoint's filters */
 	enum rg_status (*fetch)(struct h_ctx *ctx, struct db_conn *c, const void *arg,
 				int64_t after, int limit, PGresult **res);
-	json_t *(*row)(const PGresult *res, int i, int64_t *cursor);
+	json_t *(*row)(const PGresult *res, int i, const void *arg, int64_t *cursor);
 };
 void h_list(struct h_ctx *ctx, const struct h_list_query *q);
 /* Sets ETag: "<revision>". */
@@ -49,6 +49,14 @@ bool h_if_match(struct h_ctx *ctx, int64_t revision) RG_MUSTCHECK;
  * anything else (which can never agree). */
 enum h_if_match { H_IF_MATCH_NONE, H_IF_MATCH_REVISION, H_IF_MATCH_INVALID };
 enum h_if_match h_if_match_revision(const struct h_ctx *ctx, int64_t *rev);
+/* Before a write guarded by `expected`: when If-Match names another revision than expected,
+ * one of them cannot agree whatever is stored, so nothing may be written (returns false: read
+ * the current revision and call h_stale). *if_match_first tells h_stale whether If-Match
+ * was sent (then a mismatch with it answers 412 before 409). */
+bool h_guard_write(const struct h_ctx *ctx, int64_t expected, bool *if_match_first);
+/* Answers a refused guarded write from the current revision: 412 when If-Match was sent and
+ * does not name it, else 409 stale_revision; both carry current_revision. */
+void h_stale(struct h_ctx *ctx, int64_t current, bool if_match_first);
 /* The audit actor of this request. */
 struct db_actor h_actor(const struct h_ctx *ctx);
 /* An RFC 3339 string for epoch ms (new json string). */

@@ -26,6 +26,33 @@ void h_pref_remember(struct h_ctx *ctx);
 void h_pref_retire(struct h_ctx *ctx);
 void h_pref_history(struct h_ctx *ctx);
 
+extern const struct field_spec h_source_create_body[];
+extern const struct field_spec h_classification_body[];
+extern const struct field_spec h_revoke_body[];
+extern const struct field_spec h_derivative_body[];
+extern const struct field_spec h_search_body[];
+extern const struct field_spec h_context_body[];
+extern const struct field_spec h_assent_body[];
+extern const struct field_spec h_assent_revoke_body[];
+const char *h_source_create_check(const json_t *body, json_t *errors);
+
+void h_source_create(struct h_ctx *ctx);
+void h_source_list(struct h_ctx *ctx);
+void h_source_get(struct h_ctx *ctx);
+void h_source_content(struct h_ctx *ctx);
+void h_source_classify(struct h_ctx *ctx);
+void h_source_revoke(struct h_ctx *ctx);
+void h_source_readback(struct h_ctx *ctx);
+void h_derivative_create(struct h_ctx *ctx);
+void h_derivative_list(struct h_ctx *ctx);
+void h_derivative_get(struct h_ctx *ctx);
+void h_memory_search(struct h_ctx *ctx);
+void h_memory_explain(struct h_ctx *ctx);
+void h_memory_context(struct h_ctx *ctx);
+void h_load_receipt_get(struct h_ctx *ctx);
+void h_assent_grant(struct h_ctx *ctx);
+void h_assent_revoke(struct h_ctx *ctx);
+
 void h_audit_list(struct h_ctx *ctx);
 void h_audit_verify(struct h_ctx *ctx);
 

@@ -310,8 +310,9 @@ static enum rg_status fetch_history(struct h_ctx *ctx, struct db_conn *c, const 
 	return db_pref_history(c, &scope, after, limit, res, &ctx->dberr);
 }
 
-static json_t *history_row(const PGresult *res, int i, int64_t *cursor)
+static json_t *history_row(const PGresult *res, int i, const void *arg, int64_t *cursor)
 {
+	(void)arg;
 	const char *statement = db_text(res, i, 3), *pred = db_text(res, i, 6);
 	*cursor = db_int(res, i, 7);
 	return json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:o, s:I, s:o}", "operation_id",

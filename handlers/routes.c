@@ -3,31 +3,65 @@
 #include "core/ids.h"
 #include "handlers/handlers.h"
 
+#define ROUTE(method, path, handler, scope) {method, path, handler, scope, NULL, NULL}
+#define ROUTE_BODY(method, path, handler, scope, body, check) \
+	{method, path, handler, scope, body, check}
+
 const struct h_route h_routes[] = {
-	{"GET", "/healthz", h_healthz, 0, NULL},
-	{"GET", "/readyz", h_readyz, 0, NULL},
-	{"GET", "/metrics", h_metrics, 0, NULL},
-	{"GET", "/openapi.yaml", h_openapi, 0, NULL},
+	ROUTE("GET", "/healthz", h_healthz, 0),
+	ROUTE("GET", "/readyz", h_readyz, 0),
+	ROUTE("GET", "/metrics", h_metrics, 0),
+	ROUTE("GET", "/openapi.yaml", h_openapi, 0),
 
-	{"POST", "/v1/tokens", h_token_create, RG_SCOPE_ADMIN, h_token_create_body},
-	{"GET", "/v1/tokens", h_token_list, RG_SCOPE_ADMIN, NULL},
-	{"DELETE", "/v1/tokens/{token_id}", h_token_delete, RG_SCOPE_ADMIN, NULL},
+	ROUTE_BODY("POST", "/v1/tokens", h_token_create, RG_SCOPE_ADMIN, h_token_create_body, NULL),
+	ROUTE("GET", "/v1/tokens", h_token_list, RG_SCOPE_ADMIN),
+	ROUTE("DELETE", "/v1/tokens/{token_id}", h_token_delete, RG_SCOPE_ADMIN),
 
-	{"GET", "/v1/threads/{thread_id}/memory-mode", h_memory_mode_get, RG_SCOPE_MEMORY_READ, NULL},
-	{"PUT", "/v1/threads/{thread_id}/memory-mode", h_memory_mode_put, RG_SCOPE_MEMORY_ADMIN,
-	 h_memory_mode_body},
+	ROUTE("GET", "/v1/threads/{thread_id}/memory-mode", h_memory_mode_get, RG_SCOPE_MEMORY_READ),
+	ROUTE_BODY("PUT", "/v1/threads/{thread_id}/memory-mode", h_memory_mode_put,
+		   RG_SCOPE_MEMORY_ADMIN, h_memory_mode_body, NULL),
 
-	{"GET", "/v1/goals/{goal_id}/agents/{agent_id}/preferences", h_pref_view,
-	 RG_SCOPE_PREFERENCES_READ, NULL},
-	{"PUT", "/v1/goals/{goal_id}/agents/{agent_id}/preferences/{key}", h_pref_remember,
-	 RG_SCOPE_PREFERENCES_WRITE, h_pref_remember_body},
-	{"POST", "/v1/goals/{goal_id}/agents/{agent_id}/preferences/{key}/retire", h_pref_retire,
-	 RG_SCOPE_PREFERENCES_WRITE, h_pref_retire_body},
-	{"GET", "/v1/goals/{goal_id}/agents/{agent_id}/preference-history", h_pref_history,
-	 RG_SCOPE_PREFERENCES_READ, NULL},
+	ROUTE_BODY("POST", "/v1/memory/sources", h_source_create, RG_SCOPE_MEMORY_WRITE,
+		   h_source_create_body, h_source_create_check),
+	ROUTE("GET", "/v1/memory/sources", h_source_list, RG_SCOPE_MEMORY_READ),
+	ROUTE("GET", "/v1/memory/sources/{source_id}", h_source_get, RG_SCOPE_MEMORY_READ),
+	ROUTE("GET", "/v1/memory/sources/{source_id}/content", h_source_content,
+	      RG_SCOPE_MEMORY_READ),
+	ROUTE_BODY("PUT", "/v1/memory/sources/{source_id}/classification", h_source_classify,
+		   RG_SCOPE_MEMORY_ADMIN, h_classification_body, NULL),
+	ROUTE_BODY("POST", "/v1/memory/sources/{source_id}/revoke", h_source_revoke,
+		   RG_SCOPE_MEMORY_ADMIN, h_revoke_body, NULL),
+	ROUTE("GET", "/v1/memory/sources/{source_id}/readback", h_source_readback,
+	      RG_SCOPE_MEMORY_READ),
+	ROUTE_BODY("POST", "/v1/memory/derivatives", h_derivative_create, RG_SCOPE_MEMORY_WRITE,
+		   h_derivative_body, NULL),
+	ROUTE("GET", "/v1/memory/derivatives", h_derivative_list, RG_SCOPE_MEMORY_READ),
+	ROUTE("GET", "/v1/memory/derivatives/{derivative_id}", h_derivative_get,
+	      RG_SCOPE_MEMORY_READ),
+	ROUTE_BODY("POST", "/v1/memory/search", h_memory_search, RG_SCOPE_MEMORY_READ,
+		   h_search_body, NULL),
+	ROUTE_BODY("POST", "/v1/memory/retrieval/explain", h_memory_explain, RG_SCOPE_MEMORY_READ,
+		   h_search_body, NULL),
+	ROUTE_BODY("POST", "/v1/memory/context", h_memory_context, RG_SCOPE_MEMORY_READ,
+		   h_context_body, NULL),
+	ROUTE("GET", "/v1/context/load-receipts/{receipt_id}", h_load_receipt_get,
+	      RG_SCOPE_MEMORY_READ),
+	ROUTE_BODY("POST", "/v1/assents", h_assent_grant, RG_SCOPE_ASSENT_GRANT, h_assent_body,
+		   NULL),
+	ROUTE_BODY("POST", "/v1/assents/{assent_id}/revoke", h_assent_revoke,
+		   RG_SCOPE_ASSENT_GRANT, h_assent_revoke_body, NULL),
 
-	{"GET", "/v1/audit/verify", h_audit_verify, RG_SCOPE_AUDIT_READ, NULL},
-	{"GET", "/v1/audit", h_audit_list, RG_SCOPE_AUDIT_READ, NULL},
+	ROUTE("GET", "/v1/goals/{goal_id}/agents/{agent_id}/preferences", h_pref_view,
+	      RG_SCOPE_PREFERENCES_READ),
+	ROUTE_BODY("PUT", "/v1/goals/{goal_id}/agents/{agent_id}/preferences/{key}",
+		   h_pref_remember, RG_SCOPE_PREFERENCES_WRITE, h_pref_remember_body, NULL),
+	ROUTE_BODY("POST", "/v1/goals/{goal_id}/agents/{agent_id}/preferences/{key}/retire",
+		   h_pref_retire, RG_SCOPE_PREFERENCES_WRITE, h_pref_retire_body, NULL),
+	ROUTE("GET", "/v1/goals/{goal_id}/agents/{agent_id}/preference-history", h_pref_history,
+	      RG_SCOPE_PREFERENCES_READ),
+
+	ROUTE("GET", "/v1/audit/verify", h_audit_verify, RG_SCOPE_AUDIT_READ),
+	ROUTE("GET", "/v1/audit", h_audit_list, RG_SCOPE_AUDIT_READ),
 };
 
 const size_t h_routes_count = sizeof h_routes / sizeof h_routes[0];

@@ -38,22 +38,15 @@ void h_memory_mode_get(struct h_ctx *ctx)
 	h_reply(ctx, 200, mode_json(thread_id, &m));
 }
 
-/* Answers 409 or 412 for a write that must not (or did not) apply, from a fresh read. */
+/* Answers a refused write (409 or 412) from a fresh read. */
 static enum rg_status refuse(struct h_ctx *ctx, struct db_conn *c, const char *thread_id,
-			     bool if_match_first, int64_t if_match)
+			     bool if_match_first)
 {
 	struct db_thread_mode cur;
 	enum rg_status st = db_thread_mode_get(c, ctx->tenant_id, thread_id, &cur, &ctx->dberr);
-	if (st != RG_OK)
-		return st;
-	if (if_match_first && cur.revision != if_match)
-		h_problem(ctx, 412, "precondition_failed",
-			  "If-Match does not name the current revision.", NULL);
-	else
-		h_problem(ctx, 409, "stale_revision",
-			  "expected_revision is not the current revision.", NULL);
-	ctx->current_revision = cur.revision;
-	return RG_OK;
+	if (st == RG_OK)
+		h_stale(ctx, cur.revision, if_match_first);
+	return st;
 }
 
 void h_memory_mode_put(struct h_ctx *ctx)
@@ -64,22 +57,21 @@ void h_memory_mode_put(struct h_ctx *ctx)
 	struct db_actor actor = h_actor(ctx);
 	struct db_conn *c = NULL;
 	struct db_thread_mode m;
-	int64_t if_match = 0;
-	enum h_if_match im = h_if_match_revision(ctx, &if_match);
+	bool if_match_first;
+	bool may_write = h_guard_write(ctx, expected, &if_match_first);
 
 	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
 	if (st != RG_OK)
 		goto out;
-	/* If-Match and expected_revision must both name the current revision. When they differ
-	 * one of them is wrong whatever the database holds: read to say which, never write.
-	 * When they agree, the compare-and-swap checks both at once (one round trip). */
-	if (im == H_IF_MATCH_INVALID || (im == H_IF_MATCH_REVISION && if_match != expected)) {
-		st = refuse(ctx, c, thread_id, true, im == H_IF_MATCH_INVALID ? -1 : if_match);
+	/* If-Match and expected_revision must both name the current revision: when they differ
+	 * nothing is written; when they agree the compare-and-swap checks both (one round trip). */
+	if (!may_write) {
+		st = refuse(ctx, c, thread_id, if_match_first);
 		goto out;
 	}
 	st = db_thread_mode_put(c, &actor, thread_id, expected, mode, &m, &ctx->dberr);
 	if (st == RG_STALE)
-		st = refuse(ctx, c, thread_id, im == H_IF_MATCH_REVISION, if_match);
+		st = refuse(ctx, c, thread_id, if_match_first);
 out:
 	db_release(ctx->pool, c);
 	if (st != RG_OK) {

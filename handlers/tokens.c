@@ -84,8 +84,9 @@ static enum rg_status fetch_tokens(struct h_ctx *ctx, struct db_conn *c, const v
 	return db_token_list(c, ctx->tenant_id, after, limit, res, &ctx->dberr);
 }
 
-static json_t *token_row(const PGresult *res, int i, int64_t *cursor)
+static json_t *token_row(const PGresult *res, int i, const void *arg, int64_t *cursor)
 {
+	(void)arg;
 	struct db_token t;
 	db_token_row(res, i, &t);
 	*cursor = t.seq;

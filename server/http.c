@@ -129,6 +129,24 @@ static enum MHD_Result problem(struct request *r, unsigned status, const char *c
 	return queue(r, status, resp);
 }
 
+/* A handler's problem, with its extra members (e.g. source_identity on an assent 403). */
+static enum MHD_Result problem_with(struct request *r, unsigned status, const char *code,
+				    const char *detail, json_t *errors, long long current_revision,
+				    json_t *extra)
+{
+	json_t *body = core_problem_new((int)status, code, detail, r->request_id, errors,
+					current_revision);
+	if (body && extra)
+		json_object_update_missing(body, extra);
+	struct MHD_Response *resp = json_response(body, "application/problem+json; charset=utf-8");
+	json_decref(body);
+	if (resp == NULL)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	r->problem_code = code;
+	return queue(r, status, resp);
+}
+
 static const char *ctx_query(const struct h_ctx *ctx, const char *name)
 {
 	return MHD_lookup_connection_value(ctx->server_data, MHD_GET_ARGUMENT_KIND, name);
@@ -170,8 +188,8 @@ static enum MHD_Result render(struct request *r, struct h_ctx *ctx)
 {
 	struct MHD_Response *resp;
 	if (ctx->problem_code)
-		return problem(r, (unsigned)ctx->status, ctx->problem_code, ctx->problem_detail,
-			       ctx->problem_errors, ctx->current_revision, NULL);
+		return problem_with(r, (unsigned)ctx->status, ctx->problem_code, ctx->problem_detail,
+				    ctx->problem_errors, ctx->current_revision, ctx->problem_extra);
 	if (ctx->content_type) {
 		resp = MHD_create_response_from_buffer(ctx->raw_len, ctx->raw,
 						       ctx->raw_static ? MHD_RESPMEM_PERSISTENT
@@ -265,6 +283,13 @@ static enum MHD_Result dispatch(struct request *r)
 				       NULL);
 		json_t *errors = json_array();
 		enum fields_result fr = core_fields_validate(body, route->body, errors);
+		const char *code = fr == FIELDS_OK && route->check ? route->check(body, errors) : NULL;
+		if (code) {
+			ret = problem(r, 422, code, "The body is not valid.", errors, -1, NULL);
+			json_decref(errors);
+			json_decref(body);
+			return ret;
+		}
 		if (fr != FIELDS_OK) {
 			ret = problem(r, 422, fr == FIELDS_UNKNOWN ? "unknown_field" : "validation_failed",
 				      fr == FIELDS_UNKNOWN ? "The body has a field this endpoint does not accept."
@@ -306,6 +331,7 @@ static enum MHD_Result dispatch(struct request *r)
 	r->dberr = ctx.dberr;
 	json_decref(ctx.reply);
 	json_decref(ctx.problem_errors);
+	json_decref(ctx.problem_extra);
 	if (!ctx.raw_static)
 		free(ctx.raw);
 	json_decref(body);

@@ -20,7 +20,7 @@ enum {
 };
 
 static const struct h_route routes[] = {
-	[R_HEALTH] = {"GET", "/healthz", h_health, 0, NULL},
+	[R_HEALTH] = {"GET", "/healthz", h_health, 0, NULL, NULL},
 	[R_TOKENS_CREATE] = {"POST", "/v1/tokens", h_tokens_create, 1, NULL},
 	[R_TOKENS_LIST] = {"GET", "/v1/tokens", h_tokens_list, 1, NULL},
 	/* a static path listed before the template it also fits */
@@ -200,8 +200,8 @@ static void test_first_listed_wins(void **state)
 {
 	(void)state;
 	static const struct h_route template_first[] = {
-		{"GET", "/items/{id}", h_goal_get, 0, NULL},
-		{"GET", "/items/special", h_tokens_stats, 0, NULL},
+		{"GET", "/items/{id}", h_goal_get, 0, NULL, NULL},
+		{"GET", "/items/special", h_tokens_stats, 0, NULL, NULL},
 	};
 	assert_int_equal(router_match(template_first, N_ELEMS(template_first), "GET",
 				      "/items/special", &m), ROUTER_FOUND);
@@ -214,14 +214,14 @@ static void test_allow_sorted_and_unique(void **state)
 {
 	(void)state;
 	static const struct h_route many[] = {
-		{"PUT", "/x/{id}", h_mode_put, 0, NULL},
-		{"POST", "/x/{id}", h_mode_put, 0, NULL},
-		{"GET", "/x/{id}", h_mode_get, 0, NULL},
-		{"PATCH", "/x/{id}", h_mode_put, 0, NULL},
-		{"DELETE", "/x/{id}", h_token_delete, 0, NULL},
-		{"GET", "/x/{other}", h_goal_get, 0, NULL}, /* same method again: listed once */
-		{"HEAD", "/y", h_health, 0, NULL},
-		{"GET", "/", h_health, 0, NULL},
+		{"PUT", "/x/{id}", h_mode_put, 0, NULL, NULL},
+		{"POST", "/x/{id}", h_mode_put, 0, NULL, NULL},
+		{"GET", "/x/{id}", h_mode_get, 0, NULL, NULL},
+		{"PATCH", "/x/{id}", h_mode_put, 0, NULL, NULL},
+		{"DELETE", "/x/{id}", h_token_delete, 0, NULL, NULL},
+		{"GET", "/x/{other}", h_goal_get, 0, NULL, NULL}, /* same method again: listed once */
+		{"HEAD", "/y", h_health, 0, NULL, NULL},
+		{"GET", "/", h_health, 0, NULL, NULL},
 	};
 	assert_int_equal(router_match(many, N_ELEMS(many), "TRACE", "/x/1", &m),
 			 ROUTER_METHOD_NOT_ALLOWED);

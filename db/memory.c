@@ -1,0 +1,377 @@
+#include "db/memory.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct db_stmt admit_stmt = {
+	"mem_admit",
+	"SELECT outcome, created_ms FROM memory_admit($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9,"
+	" $10, $11, $12, $13, $14)",
+	14};
+
+static const struct db_stmt classify_stmt = {
+	"mem_classify",
+	"SELECT outcome, previous, new_revision, effective_ms, current_revision"
+	" FROM memory_classify($1, $2, $3, $4, $5::bigint, $6)",
+	6};
+
+static const struct db_stmt revoke_stmt = {
+	"mem_revoke",
+	"SELECT outcome, new_revision, revoked_ms, current_revision"
+	" FROM memory_revoke($1, $2, $3, $4, $5::bigint, $6)",
+	6};
+
+static const struct db_stmt derive_stmt = {
+	"mem_derive",
+	"SELECT outcome, created_ms, current_revision"
+	" FROM memory_derive($1, $2, $3, $4, $5, $6::text[], $7::bigint[], $8, $9)",
+	9};
+
+static const struct db_stmt assent_grant_stmt = {
+	"assent_grant",
+	"WITH a AS (INSERT INTO assents (tenant_id, assent_id, owner, source_identity, expires_at,"
+	"  revision, created_at)"
+	"  VALUES ($1, $4, $5, $6, to_timestamp($7::bigint / 1000.0), 1,"
+	"   date_trunc('milliseconds', now()))"
+	"  RETURNING assent_id, created_at),"
+	" aud AS (INSERT INTO audit_log (tenant_id, actor_token_id, action, resource_type,"
+	"  resource_id, revision_before, revision_after, request_id, details)"
+	"  SELECT $1, $2, 'assent.granted', 'assent', a.assent_id, NULL, 1, $3,"
+	"   jsonb_build_object('source_identity', $6::text) FROM a)"
+	" SELECT epoch_ms(created_at) FROM a",
+	7};
+
+static const struct db_stmt assent_revoke_stmt = {
+	"assent_revoke",
+	"SELECT outcome, new_revision, revoked_ms, current_revision"
+	" FROM assent_revoke($1, $2, $3, $4, $5::bigint, $6)",
+	6};
+
+static const struct db_stmt assent_get_stmt = {
+	"assent_get",
+	"SELECT assent_id, owner, source_identity, epoch_ms(expires_at), revision,"
+	" epoch_ms(revoked_at), epoch_ms(created_at) FROM assents"
+	" WHERE tenant_id = $1 AND assent_id = $2",
+	2};
+
+#define META_SELECT \
+	"SELECT r.record_id, r.record_kind, r.revision, r.source_kind, r.derivative_kind," \
+	" r.classification, array_to_string(r.ineligible_reasons, ','), " \
+	" coalesce(r.assent_expires_at <= now(), false), r.content_hash, r.source_identity," \
+	" epoch_ms(r.created_at), epoch_ms(r.updated_at), r.labels::text, r.seq,"
+
+static const struct db_stmt get_stmt = {
+	"mem_get",
+	META_SELECT
+	" (SELECT json_agg(json_build_object('source_id', p.upstream_id, 'revision',"
+	"   p.upstream_revision) ORDER BY p.position)::text FROM memory_provenance p"
+	"   WHERE p.tenant_id = r.tenant_id AND p.derivative_id = r.record_id)"
+	" FROM memory_records r WHERE r.tenant_id = $1 AND r.record_id = $2",
+	2};
+
+static const struct db_stmt list_stmt = {
+	"mem_list",
+	META_SELECT
+	" CASE WHEN r.record_kind = 'derivative' THEN"
+	"  (SELECT json_agg(json_build_object('source_id', p.upstream_id, 'revision',"
+	"   p.upstream_revision) ORDER BY p.position)::text FROM memory_provenance p"
+	"   WHERE p.tenant_id = r.tenant_id AND p.derivative_id = r.record_id) END"
+	" FROM memory_records r WHERE r.tenant_id = $1 AND r.record_kind = $2 AND r.seq > $3::bigint"
+	" AND ($4::text IS NULL OR r.classification = $4)"
+	" AND ($5::text IS NULL OR ($5 = 'eligible') ="
+	"  (r.eligible AND (r.assent_expires_at IS NULL OR r.assent_expires_at > now())))"
+	" AND ($6::text IS NULL OR r.source_kind = $6) AND ($7::text IS NULL OR r.thread_id = $7)"
+	" ORDER BY r.seq LIMIT $8::int",
+	8};
+
+static const struct db_stmt content_stmt = {
+	"mem_content",
+	"SELECT content, pointer_uri, content_hash, record_kind FROM memory_records"
+	" WHERE tenant_id = $1 AND record_id = $2",
+	2};
+
+static const struct db_stmt readback_stmt = {
+	"mem_readback",
+	"SELECT s.revoked_at IS NOT NULL, d.record_id, d.derivative_kind,"
+	" d.eligible AND (d.assent_expires_at IS NULL OR d.assent_expires_at > now())"
+	" FROM memory_records s"
+	" LEFT JOIN memory_lineage l ON l.tenant_id = s.tenant_id AND l.root_id = s.record_id"
+	" LEFT JOIN memory_records d ON d.tenant_id = l.tenant_id AND d.record_id = l.descendant_id"
+	" WHERE s.tenant_id = $1 AND s.record_id = $2 AND s.record_kind = 'source'"
+	" ORDER BY d.seq",
+	2};
+
+/* Eligibility is a filter of the scan (the partial GIN index holds eligible records only),
+ * so no ineligible record is ever ranked; a disabled receiving thread selects nothing. */
+static const struct db_stmt search_stmt = {
+	"mem_search",
+	"SELECT r.record_id, r.record_kind, r.revision, ts_rank_cd(r.tsv, q)::float8 AS score,"
+	" r.content_hash, r.content"
+	" FROM memory_records r, websearch_to_tsquery('english', $2) q"
+	" WHERE r.tenant_id = $1 AND r.eligible AND r.tsv @@ q"
+	" AND (r.assent_expires_at IS NULL OR r.assent_expires_at > now())"
+	" AND r.record_kind = ANY($4::text[])"
+	" AND NOT EXISTS (SELECT 1 FROM thread_memory_modes t WHERE t.tenant_id = $1"
+	"  AND t.thread_id = $3 AND t.mode = 'disabled')"
+	" ORDER BY score DESC, r.record_id LIMIT $5::int",
+	5};
+
+static const struct db_stmt explain_stmt = {
+	"mem_explain",
+	"SELECT r.record_id, r.record_kind, r.revision, r.classification,"
+	" array_to_string(r.ineligible_reasons, ','),"
+	" coalesce(r.assent_expires_at <= now(), false),"
+	" r.eligible AND (r.assent_expires_at IS NULL OR r.assent_expires_at > now()) AS ok,"
+	" EXISTS (SELECT 1 FROM thread_memory_modes t WHERE t.tenant_id = $1"
+	"  AND t.thread_id = $3 AND t.mode = 'disabled')"
+	" FROM memory_records r, websearch_to_tsquery('english', $2) q"
+	" WHERE r.tenant_id = $1 AND r.tsv @@ q AND r.record_kind = ANY($4::text[])"
+	" ORDER BY ok DESC, ts_rank_cd(r.tsv, q) DESC, r.record_id LIMIT $5::int",
+	5};
+
+static const struct db_stmt receipt_put_stmt = {
+	"receipt_put",
+	"INSERT INTO load_receipts (tenant_id, receipt_id, body) VALUES ($1, $2, $3)", 3};
+
+static const struct db_stmt receipt_get_stmt = {
+	"receipt_get", "SELECT body FROM load_receipts WHERE tenant_id = $1 AND receipt_id = $2", 2};
+
+static void outcome_from(const PGresult *res, int col_outcome, struct db_mem_outcome *out)
+{
+	snprintf(out->outcome, sizeof out->outcome, "%s", PQgetvalue(res, 0, col_outcome));
+}
+
+static const char *num(char *buf, size_t size, int64_t v)
+{
+	snprintf(buf, size, "%lld", (long long)v);
+	return buf;
+}
+
+enum rg_status db_mem_admit(struct db_conn *c, const struct db_actor *a,
+			    const struct db_mem_source *s, struct db_mem_outcome *out,
+			    struct db_error *err)
+{
+	const char *params[] = {a->tenant_id, a->token_id, a->request_id, s->record_id,
+				s->source_kind, s->thread_id, s->labels_json, s->content,
+				s->pointer_uri, s->content_hash, s->source_identity,
+				s->classification, s->foreign_owner, s->assent_id};
+	PGresult *res = NULL;
+	enum rg_status st = db_exec(c, &admit_stmt, params, &res, err);
+	if (st != RG_OK)
+		return st;
+	memset(out, 0, sizeof *out);
+	outcome_from(res, 0, out);
+	out->at_ms = db_int(res, 0, 1);
+	out->revision = 1;
+	PQclear(res);
+	return RG_OK;
+}
+
+enum rg_status db_mem_classify(struct db_conn *c, const struct db_actor *a, const char *id,
+			       int64_t expected, const char *classification,
+			       struct db_mem_outcome *out, struct db_error *err)
+{
+	char e[24];
+	const char *params[] = {a->tenant_id, a->token_id, a->request_id, id,
+				num(e, sizeof e, expected), classification};
+	PGresult *res = NULL;
+	enum rg_status st = db_exec(c, &classify_stmt, params, &res, err);
+	if (st != RG_OK)
+		return st;
+	memset(out, 0, sizeof *out);
+	outcome_from(res, 0, out);
+	snprintf(out->previous, sizeof out->previous, "%s", PQgetvalue(res, 0, 1));
+	out->revision = db_int(res, 0, 2);
+	out->at_ms = db_int(res, 0, 3);
+	out->current_revision = db_int(res, 0, 4);
+	PQclear(res);
+	return RG_OK;
+}
+
+/* Functions answering (outcome, new_revision, at_ms, current_revision). */
+static enum rg_status run_revoke(struct db_conn *c, const struct db_stmt *stmt,
+				 const char *const *params, struct db_mem_outcome *out,
+				 struct db_error *err)
+{
+	PGresult *res = NULL;
+	enum rg_status st = db_exec(c, stmt, params, &res, err);
+	if (st != RG_OK)
+		return st;
+	memset(out, 0, sizeof *out);
+	outcome_from(res, 0, out);
+	out->revision = db_int(res, 0, 1);
+	out->at_ms = db_int(res, 0, 2);
+	out->current_revision = db_int(res, 0, 3);
+	PQclear(res);
+	return RG_OK;
+}
+
+enum rg_status db_mem_revoke(struct db_conn *c, const struct db_actor *a, const char *id,
+			     int64_t expected, const char *reason, struct db_mem_outcome *out,
+			     struct db_error *err)
+{
+	char e[24];
+	const char *params[] = {a->tenant_id, a->token_id, a->request_id, id,
+				num(e, sizeof e, expected), reason};
+	return run_revoke(c, &revoke_stmt, params, out, err);
+}
+
+enum rg_status db_assent_revoke(struct db_conn *c, const struct db_actor *a, const char *id,
+				int64_t expected, const char *owner, struct db_mem_outcome *out,
+				struct db_error *err)
+{
+	char e[24];
+	const char *params[] = {a->tenant_id, a->token_id, a->request_id, id,
+				num(e, sizeof e, expected), owner};
+	return run_revoke(c, &assent_revoke_stmt, params, out, err);
+}
+
+/* A PostgreSQL array literal of quoted elements; new (free()). Elements hold no quote or
+ * backslash (ids and numbers). */
+static char *array_literal(const char *const *items, size_t n)
+{
+	size_t len = 3;
+	for (size_t i = 0; i < n; i++)
+		len += strlen(items[i]) + 3;
+	char *out = malloc(len);
+	if (out == NULL)
+		return NULL;
+	char *p = out;
+	*p++ = '{';
+	for (size_t i = 0; i < n; i++)
+		p += sprintf(p, "%s\"%s\"", i ? "," : "", items[i]);
+	*p++ = '}';
+	*p = '\0';
+	return out;
+}
+
+enum rg_status db_mem_derive(struct db_conn *c, const struct db_actor *a, const char *id,
+			     const char *kind, const char *const *upstreams,
+			     const int64_t *revisions, size_t n, const char *content,
+			     const char *content_hash, struct db_mem_outcome *out,
+			     struct db_error *err)
+{
+	char revs[64][24];
+	const char *rev_items[64];
+	if (n > 64)
+		return RG_INVALID;
+	for (size_t i = 0; i < n; i++)
+		rev_items[i] = num(revs[i], sizeof revs[i], revisions[i]);
+	char *ups = array_literal(upstreams, n), *rv = array_literal(rev_items, n);
+	enum rg_status st = RG_NOMEM;
+	if (ups && rv) {
+		const char *params[] = {a->tenant_id, a->token_id, a->request_id, id, kind, ups, rv,
+					content, content_hash};
+		PGresult *res = NULL;
+		st = db_exec(c, &derive_stmt, params, &res, err);
+		if (st == RG_OK) {
+			memset(out, 0, sizeof *out);
+			outcome_from(res, 0, out);
+			out->at_ms = db_int(res, 0, 1);
+			out->current_revision = db_int(res, 0, 2);
+			out->revision = 1;
+			PQclear(res);
+		}
+	}
+	free(ups);
+	free(rv);
+	return st;
+}
+
+enum rg_status db_assent_grant(struct db_conn *c, const struct db_actor *a, const char *id,
+			       const char *owner, const char *identity, int64_t expires_ms,
+			       struct db_mem_outcome *out, struct db_error *err)
+{
+	char e[24];
+	const char *params[] = {id, owner, identity, num(e, sizeof e, expires_ms)};
+	PGresult *res = NULL;
+	enum rg_status st = db_exec_audited(c, &assent_grant_stmt, a, params, &res, err);
+	if (st != RG_OK)
+		return st == RG_STALE ? RG_ERROR : st;
+	memset(out, 0, sizeof *out);
+	snprintf(out->outcome, sizeof out->outcome, "ok");
+	out->revision = 1;
+	out->at_ms = db_int(res, 0, 0);
+	PQclear(res);
+	return RG_OK;
+}
+
+static enum rg_status by_id(struct db_conn *c, const struct db_stmt *stmt, const char *tenant,
+			    const char *id, PGresult **res, struct db_error *err)
+{
+	const char *params[] = {tenant, id};
+	return db_exec(c, stmt, params, res, err);
+}
+
+enum rg_status db_assent_get(struct db_conn *c, const char *tenant, const char *id,
+			     PGresult **res, struct db_error *err)
+{
+	return by_id(c, &assent_get_stmt, tenant, id, res, err);
+}
+
+enum rg_status db_mem_get(struct db_conn *c, const char *tenant, const char *id, PGresult **res,
+			  struct db_error *err)
+{
+	return by_id(c, &get_stmt, tenant, id, res, err);
+}
+
+enum rg_status db_mem_content(struct db_conn *c, const char *tenant, const char *id,
+			      PGresult **res, struct db_error *err)
+{
+	return by_id(c, &content_stmt, tenant, id, res, err);
+}
+
+enum rg_status db_mem_readback(struct db_conn *c, const char *tenant, const char *id,
+			       PGresult **res, struct db_error *err)
+{
+	return by_id(c, &readback_stmt, tenant, id, res, err);
+}
+
+enum rg_status db_receipt_get(struct db_conn *c, const char *tenant, const char *id,
+			      PGresult **res, struct db_error *err)
+{
+	return by_id(c, &receipt_get_stmt, tenant, id, res, err);
+}
+
+enum rg_status db_mem_list(struct db_conn *c, const char *tenant, const struct db_mem_filter *f,
+			   int64_t after, int limit, PGresult **res, struct db_error *err)
+{
+	char a[24], l[24];
+	const char *params[] = {tenant, f->record_kind, num(a, sizeof a, after), f->classification,
+				f->state, f->source_kind, f->thread_id, num(l, sizeof l, limit + 1)};
+	return db_exec(c, &list_stmt, params, res, err);
+}
+
+static enum rg_status match(struct db_conn *c, const struct db_stmt *stmt, const char *tenant,
+			    const char *query, const char *thread, const char *kinds, int limit,
+			    PGresult **res, struct db_error *err)
+{
+	char l[24];
+	const char *params[] = {tenant, query, thread, kinds, num(l, sizeof l, limit)};
+	return db_exec(c, stmt, params, res, err);
+}
+
+enum rg_status db_mem_search(struct db_conn *c, const char *tenant, const char *query,
+			     const char *thread, const char *kinds, int limit, PGresult **res,
+			     struct db_error *err)
+{
+	return match(c, &search_stmt, tenant, query, thread, kinds, limit, res, err);
+}
+
+enum rg_status db_mem_explain(struct db_conn *c, const char *tenant, const char *query,
+			      const char *thread, const char *kinds, int limit, PGresult **res,
+			      struct db_error *err)
+{
+	return match(c, &explain_stmt, tenant, query, thread, kinds, limit, res, err);
+}
+
+enum rg_status db_receipt_put(struct db_conn *c, const char *tenant, const char *id,
+			      const char *body, struct db_error *err)
+{
+	const char *params[] = {tenant, id, body};
+	PGresult *res = NULL;
+	enum rg_status st = db_exec(c, &receipt_put_stmt, params, &res, err);
+	PQclear(res);
+	return st;
+}
