@@ -106,7 +106,7 @@ static const struct db_stmt readback_stmt = {
  * so no ineligible record is ever ranked; a disabled receiving thread selects nothing. */
 static const struct db_stmt search_stmt = {
 	"mem_search",
-	"SELECT r.record_id, r.record_kind, r.revision, ts_rank_cd(r.tsv, q)::float8 AS score,"
+	"SELECT r.record_id, r.record_kind, r.revision, ts_rank(r.tsv, q)::float8 AS score,"
 	" r.content_hash, r.content"
 	" FROM memory_records r, websearch_to_tsquery('english', $2) q"
 	" WHERE r.tenant_id = $1 AND r.eligible AND r.tsv @@ q"
@@ -127,7 +127,8 @@ static const struct db_stmt explain_stmt = {
 	"  AND t.thread_id = $3 AND t.mode = 'disabled')"
 	" FROM memory_records r, websearch_to_tsquery('english', $2) q"
 	" WHERE r.tenant_id = $1 AND r.tsv @@ q AND r.record_kind = ANY($4::text[])"
-	" ORDER BY ok DESC, ts_rank_cd(r.tsv, q) DESC, r.record_id LIMIT $5::int",
+	" ORDER BY ok DESC, CASE WHEN r.eligible THEN ts_rank(r.tsv, q) END DESC NULLS LAST,"
+	" r.record_id LIMIT $5::int",
 	5};
 
 static const struct db_stmt receipt_put_stmt = {

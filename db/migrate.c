@@ -35,6 +35,9 @@ enum rg_status db_migrate(struct db_conn *conn, unsigned *applied, struct db_err
 	enum rg_status st;
 	*applied = 0;
 	st = db_exec_script(conn,
+			    /* Migrations build indexes over whole tables: the request
+			     * statement_timeout of the pool's connections does not apply. */
+			    "SET statement_timeout = 0;"
 			    "SELECT pg_advisory_lock(7411001);"
 			    "CREATE TABLE IF NOT EXISTS schema_migrations ("
 			    " version text PRIMARY KEY, checksum text NOT NULL,"
