@@ -35,6 +35,8 @@ extern const struct field_spec h_context_body[];
 extern const struct field_spec h_assent_body[];
 extern const struct field_spec h_assent_revoke_body[];
 const char *h_source_create_check(const json_t *body, json_t *errors);
+const char *h_derivative_check(const json_t *body, json_t *errors);
+const char *h_assent_check(const json_t *body, json_t *errors);
 
 void h_source_create(struct h_ctx *ctx);
 void h_source_list(struct h_ctx *ctx);
@@ -52,6 +54,7 @@ void h_memory_context(struct h_ctx *ctx);
 void h_load_receipt_get(struct h_ctx *ctx);
 void h_assent_grant(struct h_ctx *ctx);
 void h_assent_revoke(struct h_ctx *ctx);
+void h_assent_get(struct h_ctx *ctx);
 
 void h_audit_list(struct h_ctx *ctx);
 void h_audit_verify(struct h_ctx *ctx);

@@ -20,6 +20,9 @@ static const char *const derivative_kinds[] = {"index", "summary", "cache", "tra
 static const char *const record_kinds[] = {"source", "derivative", NULL};
 static const char *const states[] = {"eligible", "ineligible", NULL};
 
+static const char *str(const json_t *o, const char *k);
+static int64_t now_ms(void);
+
 static const char id_reason[] = "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$";
 static const char sha_reason[] = "must be sha256: followed by 64 lowercase hex digits";
 
@@ -88,6 +91,21 @@ static const struct field_spec upstream_fields[] = {
 };
 static const struct field_spec upstream_item = {.type = F_OBJECT, .sub = upstream_fields};
 
+const char *h_derivative_check(const json_t *body, json_t *errors)
+{
+	const json_t *from = json_object_get(body, "derived_from");
+	for (size_t i = 0; i < json_array_size(from); i++)
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(str(json_array_get(from, i), "source_id"),
+				   str(json_array_get(from, j), "source_id")) == 0) {
+				char field[64];
+				snprintf(field, sizeof field, "derived_from[%zu].source_id", i);
+				core_fields_error(errors, field, "must not repeat an upstream");
+				return "validation_failed";
+			}
+	return NULL;
+}
+
 const struct field_spec h_derivative_body[] = {
 	{.name = "kind", .type = F_ENUM, .required = true, .values = derivative_kinds},
 	{.name = "derived_from", .type = F_ARRAY, .required = true, .min = 1,
@@ -124,6 +142,20 @@ const struct field_spec h_assent_body[] = {
 	{.name = "expires_at", .type = F_TIMESTAMP, .required = true},
 	{.name = NULL},
 };
+
+const char *h_assent_check(const json_t *body, json_t *errors)
+{
+	const char *expires = str(body, "expires_at");
+	int64_t ms = 0;
+	size_t n = strlen(expires);
+	if (!core_time_parse(expires, &ms) || (expires[n - 1] != 'Z' && expires[n - 1] != 'z') ||
+	    ms <= now_ms()) {
+		core_fields_error(errors, "expires_at",
+				  "must be an RFC 3339 UTC timestamp (Z) in the future");
+		return "validation_failed";
+	}
+	return NULL;
+}
 
 const struct field_spec h_assent_revoke_body[] = {
 	{.name = "expected_revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX},
@@ -562,13 +594,6 @@ void h_derivative_create(struct h_ctx *ctx)
 	for (size_t i = 0; i < n; i++) {
 		ids[i] = str(json_array_get(from, i), "source_id");
 		revisions[i] = json_integer_value(json_object_get(json_array_get(from, i), "revision"));
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(ids[i], ids[j]) == 0) {
-				char field[64];
-				snprintf(field, sizeof field, "derived_from[%zu].source_id", i);
-				h_invalid(ctx, field, "must not repeat an upstream");
-				return;
-			}
 	}
 	if (!core_new_id("drv_", id)) {
 		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
@@ -801,18 +826,42 @@ static const char *speaks_for(const struct h_ctx *ctx)
 	return (ctx->scopes & RG_SCOPE_ADMIN) ? NULL : ctx->token_name;
 }
 
+/* A non-admin token sees only the assents of the owner it speaks for. */
+static bool may_see(const struct h_ctx *ctx, const PGresult *assent)
+{
+	return speaks_for(ctx) == NULL || strcmp(speaks_for(ctx), PQgetvalue(assent, 0, 1)) == 0;
+}
+
+void h_assent_get(struct h_ctx *ctx)
+{
+	PGresult *res = NULL;
+	struct db_conn *c = NULL;
+	if (!connect(ctx, &c))
+		return;
+	enum rg_status st = db_assent_get(c, ctx->tenant_id, h_param(ctx, "assent_id"), &res,
+					  &ctx->dberr);
+	db_release(ctx->pool, c);
+	if (st != RG_OK)
+		h_db_failed(ctx, st);
+	else if (PQntuples(res) == 0)
+		h_problem(ctx, 404, "not_found", "No such assent.", NULL);
+	else if (!may_see(ctx, res))
+		h_problem(ctx, 403, "forbidden", "This token may only read its own assents.", NULL);
+	else {
+		h_etag(ctx, db_int(res, 0, 4));
+		h_reply(ctx, 200, assent_json(res));
+	}
+	PQclear(res);
+}
+
 void h_assent_grant(struct h_ctx *ctx)
 {
 	const char *owner = str(ctx->body, "owner"), *expires = str(ctx->body, "expires_at");
 	const char *identity = str(ctx->body, "source_identity");
 	int64_t expires_ms = 0;
 	char id[RG_ID_SIZE];
-	size_t n = strlen(expires);
-	if (!core_time_parse(expires, &expires_ms) || (expires[n - 1] != 'Z' && expires[n - 1] != 'z') ||
-	    expires_ms <= now_ms()) {
-		h_invalid(ctx, "expires_at", "must be an RFC 3339 UTC timestamp (Z) in the future");
+	if (!core_time_parse(expires, &expires_ms)) /* checked by h_assent_check */
 		return;
-	}
 	if (speaks_for(ctx) && strcmp(speaks_for(ctx), owner) != 0) {
 		h_problem(ctx, 403, "forbidden", "This token may only grant assent for its own name.",
 			  NULL);
@@ -857,7 +906,10 @@ void h_assent_revoke(struct h_ctx *ctx)
 	if (!h_guard_write(ctx, expected, &if_match_first)) {
 		/* Answer from the current revision without writing. */
 		st = db_assent_get(c, ctx->tenant_id, id, &res, &ctx->dberr);
-		if (st == RG_OK && PQntuples(res) == 1)
+		if (st == RG_OK && PQntuples(res) == 1 && !may_see(ctx, res))
+			h_problem(ctx, 403, "forbidden", "This token may only revoke its own assents.",
+				  NULL);
+		else if (st == RG_OK && PQntuples(res) == 1)
 			h_stale(ctx, db_int(res, 0, 4), if_match_first);
 		else if (st == RG_OK)
 			h_problem(ctx, 404, "not_found", "No such assent.", NULL);

@@ -34,7 +34,7 @@ const struct h_route h_routes[] = {
 	ROUTE("GET", "/v1/memory/sources/{source_id}/readback", h_source_readback,
 	      RG_SCOPE_MEMORY_READ),
 	ROUTE_BODY("POST", "/v1/memory/derivatives", h_derivative_create, RG_SCOPE_MEMORY_WRITE,
-		   h_derivative_body, NULL),
+		   h_derivative_body, h_derivative_check),
 	ROUTE("GET", "/v1/memory/derivatives", h_derivative_list, RG_SCOPE_MEMORY_READ),
 	ROUTE("GET", "/v1/memory/derivatives/{derivative_id}", h_derivative_get,
 	      RG_SCOPE_MEMORY_READ),
@@ -47,7 +47,8 @@ const struct h_route h_routes[] = {
 	ROUTE("GET", "/v1/context/load-receipts/{receipt_id}", h_load_receipt_get,
 	      RG_SCOPE_MEMORY_READ),
 	ROUTE_BODY("POST", "/v1/assents", h_assent_grant, RG_SCOPE_ASSENT_GRANT, h_assent_body,
-		   NULL),
+		   h_assent_check),
+	ROUTE("GET", "/v1/assents/{assent_id}", h_assent_get, RG_SCOPE_ASSENT_GRANT),
 	ROUTE_BODY("POST", "/v1/assents/{assent_id}/revoke", h_assent_revoke,
 		   RG_SCOPE_ASSENT_GRANT, h_assent_revoke_body, NULL),
 
