@@ -72,24 +72,42 @@ static bool csv_has(const char *csv, const char *word)
 	return false;
 }
 
-json_t *core_memory_reasons(const char *stored_csv, bool is_source, bool assent_expired)
+size_t core_memory_reason_list(const char *stored_csv, bool is_source, bool assent_expired,
+			       const char *out[RG_MEM_REASONS_MAX])
 {
-	json_t *out = json_array();
 	const char *timed = is_source ? "assent_expired" : "upstream_ineligible";
+	size_t n = 0;
 	for (const char *const *r = reason_order; *r; r++)
 		if (csv_has(stored_csv, *r) || (assent_expired && strcmp(*r, timed) == 0))
-			json_array_append_new(out, json_string(*r));
+			out[n++] = *r;
+	return n;
+}
+
+json_t *core_memory_reasons(const char *stored_csv, bool is_source, bool assent_expired)
+{
+	const char *list[RG_MEM_REASONS_MAX];
+	size_t n = core_memory_reason_list(stored_csv, is_source, assent_expired, list);
+	json_t *out = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(out, json_string(list[i]));
 	return out;
+}
+
+const char *core_memory_pick_reason(bool thread_disabled, const char *first_reason,
+				    bool within_limit)
+{
+	if (thread_disabled)
+		return "thread_memory_disabled";
+	if (first_reason)
+		return first_reason;
+	return within_limit ? "selected" : "beyond_limit";
 }
 
 const char *core_memory_explain_reason(bool thread_disabled, const json_t *reasons,
 				       bool within_limit)
 {
-	if (thread_disabled)
-		return "thread_memory_disabled";
-	if (json_array_size(reasons) > 0)
-		return json_string_value(json_array_get(reasons, 0));
-	return within_limit ? "selected" : "beyond_limit";
+	return core_memory_pick_reason(thread_disabled,
+				       json_string_value(json_array_get(reasons, 0)), within_limit);
 }
 
 json_t *core_memory_assemble(const struct mem_candidate *c, size_t n, int max_items,

@@ -37,13 +37,23 @@ bool core_label_key_valid(const char *s);
 void core_memory_identity(const char *owner, const char *uri, const char *content_hash,
 			  char out[RG_SHA256_TAGGED_SIZE]);
 
+#define RG_MEM_REASONS_MAX 7
+
+/* The reasons a record is ineligible, in explain order, into out (static strings); returns
+ * how many. Same rules as core_memory_reasons, without allocating. */
+size_t core_memory_reason_list(const char *stored_csv, bool is_source, bool assent_expired,
+			       const char *out[RG_MEM_REASONS_MAX]);
+
 /* The reasons a record is ineligible, in explain order, as a new JSON array: the stored
  * reasons (comma-separated, may be empty) plus the time-based one — assent_expired for a
  * source, upstream_ineligible for a derivative — when assent_expired is true. */
 json_t *core_memory_reasons(const char *stored_csv, bool is_source, bool assent_expired);
 
 /* Explain's reason for one record: thread_memory_disabled, else its first ineligible reason
- * (reasons: a JSON array from core_memory_reasons), else beyond_limit or selected. */
+ * (NULL when eligible), else selected (within the search limit) or beyond_limit. */
+const char *core_memory_pick_reason(bool thread_disabled, const char *first_reason,
+				    bool within_limit);
+/* The same with the reasons as a JSON array from core_memory_reasons. */
 const char *core_memory_explain_reason(bool thread_disabled, const json_t *reasons,
 				       bool within_limit);
 

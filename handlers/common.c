@@ -127,6 +127,27 @@ void h_list(struct h_ctx *ctx, const struct h_list_query *q)
 		json_pack("{s:o, s:o}", "items", items, "next_cursor", h_next_cursor(rows, limit, last)));
 }
 
+PGresult *h_fetch_by_id(struct h_ctx *ctx, h_by_id_fn fetch, const char *id,
+			const char *missing)
+{
+	PGresult *res = NULL;
+	struct db_conn *c = NULL;
+	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	if (st == RG_OK)
+		st = fetch(c, ctx->tenant_id, id, &res, &ctx->dberr);
+	db_release(ctx->pool, c);
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
+		return NULL;
+	}
+	if (PQntuples(res) == 0) {
+		PQclear(res);
+		h_problem(ctx, 404, "not_found", missing, NULL);
+		return NULL;
+	}
+	return res;
+}
+
 void h_etag(struct h_ctx *ctx, int64_t revision)
 {
 	snprintf(ctx->etag, sizeof ctx->etag, "\"%lld\"", (long long)revision);

@@ -40,6 +40,13 @@ struct h_list_query {
 	json_t *(*row)(const PGresult *res, int i, const void *arg, int64_t *cursor);
 };
 void h_list(struct h_ctx *ctx, const struct h_list_query *q);
+/* A db/ read of one resource by id (0 or 1 row). */
+typedef enum rg_status (*h_by_id_fn)(struct db_conn *c, const char *tenant, const char *id,
+				     PGresult **res, struct db_error *err);
+/* Reads one resource of the caller's tenant: the result (new, one row), or NULL after
+ * answering 503 or 404 with `missing` as the detail. */
+PGresult *h_fetch_by_id(struct h_ctx *ctx, h_by_id_fn fetch, const char *id,
+			const char *missing);
 /* Sets ETag: "<revision>". */
 void h_etag(struct h_ctx *ctx, int64_t revision);
 /* false (after answering 412) when If-Match is present and does not name `revision`.

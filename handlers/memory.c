@@ -381,18 +381,8 @@ void h_derivative_list(struct h_ctx *ctx)
 /* One record by path id; NULL after answering (404 or 503). *res is new. */
 static PGresult *load_record(struct h_ctx *ctx, const char *param, const char *want_kind)
 {
-	PGresult *res = NULL;
-	struct db_conn *c = NULL;
-	if (!connect(ctx, &c))
-		return NULL;
-	enum rg_status st = db_mem_get(c, ctx->tenant_id, h_param(ctx, param), &res, &ctx->dberr);
-	db_release(ctx->pool, c);
-	if (st != RG_OK) {
-		h_db_failed(ctx, st);
-		return NULL;
-	}
-	if (PQntuples(res) == 0 ||
-	    (want_kind && strcmp(PQgetvalue(res, 0, 1), want_kind) != 0)) {
+	PGresult *res = h_fetch_by_id(ctx, db_mem_get, h_param(ctx, param), "No such record.");
+	if (res && want_kind && strcmp(PQgetvalue(res, 0, 1), want_kind) != 0) {
 		PQclear(res);
 		h_problem(ctx, 404, "not_found", "No such record.", NULL);
 		return NULL;
@@ -430,25 +420,15 @@ void h_derivative_get(struct h_ctx *ctx)
 
 void h_source_content(struct h_ctx *ctx)
 {
-	PGresult *res = NULL;
-	struct db_conn *c = NULL;
-	if (!connect(ctx, &c))
+	PGresult *res = h_fetch_by_id(ctx, db_mem_content, h_param(ctx, "source_id"),
+				      "No such record.");
+	if (res == NULL)
 		return;
-	enum rg_status st = db_mem_content(c, ctx->tenant_id, h_param(ctx, "source_id"), &res,
-					   &ctx->dberr);
-	db_release(ctx->pool, c);
-	if (st != RG_OK) {
-		h_db_failed(ctx, st);
-		return;
-	}
-	if (PQntuples(res) == 0) {
-		h_problem(ctx, 404, "not_found", "No such record.", NULL);
-	} else if (!db_null(res, 0, 0)) {
+	if (!db_null(res, 0, 0))
 		h_reply(ctx, 200, json_pack("{s:s}", "content", PQgetvalue(res, 0, 0)));
-	} else {
+	else
 		h_reply(ctx, 200, json_pack("{s:{s:s, s:s}}", "pointer", "uri", PQgetvalue(res, 0, 1),
 					    "content_hash", PQgetvalue(res, 0, 2)));
-	}
 	PQclear(res);
 }
 
@@ -713,10 +693,11 @@ void h_memory_explain(struct h_ctx *ctx)
 	for (int i = 0; i < rows && i < RG_MEM_EXPLAIN_MAX; i++) {
 		bool is_source = strcmp(PQgetvalue(res, i, 1), "source") == 0;
 		bool disabled = PQgetvalue(res, i, 7)[0] == 't';
-		json_t *reasons = core_memory_reasons(PQgetvalue(res, i, 4), is_source,
-						      PQgetvalue(res, i, 5)[0] == 't');
-		bool within = json_array_size(reasons) == 0 && eligible_seen++ < limit;
-		const char *reason = core_memory_explain_reason(disabled, reasons, within);
+		const char *reasons[RG_MEM_REASONS_MAX];
+		size_t nr = core_memory_reason_list(PQgetvalue(res, i, 4), is_source,
+						    PQgetvalue(res, i, 5)[0] == 't', reasons);
+		bool within = nr == 0 && eligible_seen++ < limit;
+		const char *reason = core_memory_pick_reason(disabled, nr ? reasons[0] : NULL, within);
 		jsonw_raw(&w, i ? ",{\"record_id\":" : "{\"record_id\":");
 		jsonw_str(&w, PQgetvalue(res, i, 0));
 		jsonw_raw(&w, ",\"record_kind\":");
@@ -728,10 +709,13 @@ void h_memory_explain(struct h_ctx *ctx)
 		jsonw_raw(&w, strcmp(reason, "selected") == 0 ? ",\"included\":true,\"reason\":"
 							       : ",\"included\":false,\"reason\":");
 		jsonw_str(&w, reason);
-		jsonw_raw(&w, ",\"ineligible_reasons\":");
-		jsonw_json(&w, reasons);
-		jsonw_raw(&w, "}");
-		json_decref(reasons);
+		jsonw_raw(&w, ",\"ineligible_reasons\":[");
+		for (size_t k = 0; k < nr; k++) {
+			jsonw_raw(&w, k ? ",\"" : "\"");
+			jsonw_raw(&w, reasons[k]); /* fixed reason names: nothing to escape */
+			jsonw_raw(&w, "\"");
+		}
+		jsonw_raw(&w, "]}");
 	}
 	jsonw_raw(&w, rows > RG_MEM_EXPLAIN_MAX ? "],\"truncated\":true}" : "],\"truncated\":false}");
 	PQclear(res);
@@ -785,26 +769,15 @@ void h_memory_context(struct h_ctx *ctx)
 
 void h_load_receipt_get(struct h_ctx *ctx)
 {
-	PGresult *res = NULL;
-	struct db_conn *c = NULL;
-	if (!connect(ctx, &c))
+	PGresult *res = h_fetch_by_id(ctx, db_receipt_get, h_param(ctx, "receipt_id"),
+				      "No such load receipt.");
+	if (res == NULL)
 		return;
-	enum rg_status st = db_receipt_get(c, ctx->tenant_id, h_param(ctx, "receipt_id"), &res,
-					   &ctx->dberr);
-	db_release(ctx->pool, c);
-	if (st != RG_OK) {
-		h_db_failed(ctx, st);
-		return;
-	}
-	if (PQntuples(res) == 0) {
-		h_problem(ctx, 404, "not_found", "No such load receipt.", NULL);
-	} else {
-		/* The stored bytes, unchanged. */
-		struct jsonw w;
-		jsonw_init(&w);
-		jsonw_raw(&w, PQgetvalue(res, 0, 0));
-		h_reply_jsonw(ctx, 200, &w);
-	}
+	/* The stored bytes, unchanged. */
+	struct jsonw w;
+	jsonw_init(&w);
+	jsonw_raw(&w, PQgetvalue(res, 0, 0));
+	h_reply_jsonw(ctx, 200, &w);
 	PQclear(res);
 }
 
@@ -834,20 +807,13 @@ static bool may_see(const struct h_ctx *ctx, const PGresult *assent)
 
 void h_assent_get(struct h_ctx *ctx)
 {
-	PGresult *res = NULL;
-	struct db_conn *c = NULL;
-	if (!connect(ctx, &c))
+	PGresult *res = h_fetch_by_id(ctx, db_assent_get, h_param(ctx, "assent_id"),
+				      "No such assent.");
+	if (res == NULL)
 		return;
-	enum rg_status st = db_assent_get(c, ctx->tenant_id, h_param(ctx, "assent_id"), &res,
-					  &ctx->dberr);
-	db_release(ctx->pool, c);
-	if (st != RG_OK)
-		h_db_failed(ctx, st);
-	else if (PQntuples(res) == 0)
-		h_problem(ctx, 404, "not_found", "No such assent.", NULL);
-	else if (!may_see(ctx, res))
+	if (!may_see(ctx, res)) {
 		h_problem(ctx, 403, "forbidden", "This token may only read its own assents.", NULL);
-	else {
+	} else {
 		h_etag(ctx, db_int(res, 0, 4));
 		h_reply(ctx, 200, assent_json(res));
 	}
