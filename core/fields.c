@@ -26,7 +26,7 @@ static void errorf(json_t *errors, const char *field, const char *fmt, ...)
 }
 
 static bool check_object(const json_t *obj, const struct field_spec *spec, const char *path,
-			 json_t *errors, bool *unknown);
+			 json_t *errors, bool *unknown, bool open);
 
 /* "path.key" into out; a cut never splits a UTF-8 sequence (jansson refuses broken UTF-8,
  * and a dropped error would let a bad body through). */
@@ -131,7 +131,7 @@ static void check_value(const json_t *v, const struct field_spec *f, const char 
 			return;
 		}
 		if (f->sub)
-			check_object(v, f->sub, path, errors, unknown);
+			check_object(v, f->sub, path, errors, unknown, f->open);
 		return;
 	case F_MAP: {
 		const char *key;
@@ -190,7 +190,7 @@ static void check_value(const json_t *v, const struct field_spec *f, const char 
 }
 
 static bool check_object(const json_t *obj, const struct field_spec *spec, const char *path,
-			 json_t *errors, bool *unknown)
+			 json_t *errors, bool *unknown, bool open)
 {
 	char sub[PATH_MAX_BYTES];
 	const char *key;
@@ -199,6 +199,8 @@ static bool check_object(const json_t *obj, const struct field_spec *spec, const
 
 	/* Unknown members first, in the body's order. */
 	json_object_foreach((json_t *)obj, key, v) {
+		if (open)
+			break;
 		const struct field_spec *f = spec;
 		while (f->name && strcmp(f->name, key) != 0)
 			f++;
@@ -229,7 +231,7 @@ enum fields_result core_fields_validate(const json_t *obj, const struct field_sp
 		core_fields_error(errors, "", "the body must be a JSON object");
 		return FIELDS_INVALID;
 	}
-	bool clean = check_object(obj, spec, "", errors, &unknown);
+	bool clean = check_object(obj, spec, "", errors, &unknown, false);
 	if (unknown)
 		return FIELDS_UNKNOWN;
 	return clean ? FIELDS_OK : FIELDS_INVALID;

@@ -32,6 +32,7 @@ struct field_spec {
 	const struct field_spec *sub;/* F_OBJECT: fields, terminated by a NULL name */
 	const struct field_spec *item;/* F_ARRAY: one spec for every element (name unused) */
 	bool unique;                 /* F_ARRAY of strings: no repeats */
+	bool open;                   /* F_OBJECT: members not in `sub` are allowed (ignored) */
 };
 
 enum fields_result {

@@ -56,6 +56,19 @@ void h_assent_grant(struct h_ctx *ctx);
 void h_assent_revoke(struct h_ctx *ctx);
 void h_assent_get(struct h_ctx *ctx);
 
+extern const struct field_spec h_snapshot_body[];
+extern const struct field_spec h_empty_body[];
+extern const struct field_spec h_envelope_body[];
+extern const struct field_spec h_relevance_body[];
+const char *h_snapshot_check(const json_t *body, json_t *errors);
+const char *h_relevance_body_check(const json_t *body, json_t *errors);
+void h_snapshot_put(struct h_ctx *ctx);
+void h_snapshot_get(struct h_ctx *ctx);
+void h_envelope_create(struct h_ctx *ctx);
+void h_envelope_get(struct h_ctx *ctx);
+void h_envelope_verify(struct h_ctx *ctx);
+void h_relevance_check(struct h_ctx *ctx);
+
 void h_audit_list(struct h_ctx *ctx);
 void h_audit_verify(struct h_ctx *ctx);
 

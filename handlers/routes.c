@@ -52,6 +52,18 @@ const struct h_route h_routes[] = {
 	ROUTE_BODY("POST", "/v1/assents/{assent_id}/revoke", h_assent_revoke,
 		   RG_SCOPE_ASSENT_GRANT, h_assent_revoke_body, NULL),
 
+	ROUTE_BODY("PUT", "/v1/workspaces/{workspace_id}/snapshot", h_snapshot_put,
+		   RG_SCOPE_ENVELOPES_WRITE, h_snapshot_body, h_snapshot_check),
+	ROUTE("GET", "/v1/workspaces/{workspace_id}/snapshot", h_snapshot_get,
+	      RG_SCOPE_ENVELOPES_READ),
+	ROUTE_BODY("POST", "/v1/envelopes", h_envelope_create, RG_SCOPE_ENVELOPES_WRITE,
+		   h_envelope_body, NULL),
+	ROUTE("GET", "/v1/envelopes/{envelope_id}", h_envelope_get, RG_SCOPE_ENVELOPES_READ),
+	ROUTE_BODY("POST", "/v1/envelopes/{envelope_id}/verify", h_envelope_verify,
+		   RG_SCOPE_ENVELOPES_WRITE, h_empty_body, NULL),
+	ROUTE_BODY("POST", "/v1/context/relevance-checks", h_relevance_check,
+		   RG_SCOPE_ENVELOPES_READ, h_relevance_body, h_relevance_body_check),
+
 	ROUTE("GET", "/v1/goals/{goal_id}/agents/{agent_id}/preferences", h_pref_view,
 	      RG_SCOPE_PREFERENCES_READ),
 	ROUTE_BODY("PUT", "/v1/goals/{goal_id}/agents/{agent_id}/preferences/{key}",

@@ -1,0 +1,126 @@
+#include "db/envelopes.h"
+
+#include <stdio.h>
+
+static const struct db_stmt ws_put_stmt = {
+	"ws_put",
+	"WITH ins AS (INSERT INTO workspaces (tenant_id, workspace_id, revision, root_hash, git_head,"
+	"  files, file_count, updated_at)"
+	"  SELECT $1, $4, 1, $6, $7, $8::jsonb, $9::int, date_trunc('milliseconds', now())"
+	"  WHERE $5::bigint = 0 ON CONFLICT DO NOTHING RETURNING revision),"
+	" upd AS (UPDATE workspaces SET revision = revision + 1, root_hash = $6, git_head = $7,"
+	"  files = $8::jsonb, file_count = $9::int, updated_at = date_trunc('milliseconds', now())"
+	"  WHERE tenant_id = $1 AND workspace_id = $4 AND revision = $5::bigint AND $5::bigint > 0"
+	"  RETURNING revision),"
+	" done AS (SELECT revision FROM ins UNION ALL SELECT revision FROM upd),"
+	" aud AS (INSERT INTO audit_log (tenant_id, actor_token_id, action, resource_type,"
+	"  resource_id, revision_before, revision_after, request_id, details)"
+	"  SELECT $1, $2, 'workspace.snapshot_updated', 'workspace', $4, NULLIF($5::bigint, 0),"
+	"   done.revision, $3, jsonb_build_object('root_hash', $6::text, 'file_count', $9::int)"
+	"  FROM done)"
+	" SELECT revision FROM done",
+	9};
+
+static const struct db_stmt ws_get_stmt = {
+	"ws_get",
+	"SELECT revision, root_hash, git_head, files::text, file_count FROM workspaces"
+	" WHERE tenant_id = $1 AND workspace_id = $2",
+	2};
+
+static const struct db_stmt env_create_stmt = {
+	"env_create",
+	"WITH e AS (INSERT INTO envelopes (tenant_id, envelope_id, revision, workspace_id,"
+	"  workspace_revision, body, verdict, failure_codes, checks, created_at, updated_at)"
+	"  VALUES ($1, $4, 1, $5, NULLIF($6::bigint, 0), $7::jsonb, $8, $9::jsonb, $10::jsonb,"
+	"   date_trunc('milliseconds', now()), date_trunc('milliseconds', now()))"
+	"  RETURNING created_at),"
+	" aud AS (INSERT INTO audit_log (tenant_id, actor_token_id, action, resource_type,"
+	"  resource_id, revision_before, revision_after, request_id, details)"
+	"  SELECT $1, $2, 'envelope.submitted', 'envelope', $4, NULL, 1, $3,"
+	"   jsonb_build_object('verdict', $8::text, 'failure_codes', $9::jsonb) FROM e)"
+	" SELECT epoch_ms(created_at) FROM e",
+	10};
+
+static const struct db_stmt env_reverify_stmt = {
+	"env_reverify",
+	"WITH e AS (UPDATE envelopes SET revision = revision + 1, workspace_revision ="
+	"  NULLIF($5::bigint, 0), verdict = $6, failure_codes = $7::jsonb, checks = $8::jsonb,"
+	"  updated_at = date_trunc('milliseconds', now())"
+	"  WHERE tenant_id = $1 AND envelope_id = $4 RETURNING revision, updated_at),"
+	" aud AS (INSERT INTO audit_log (tenant_id, actor_token_id, action, resource_type,"
+	"  resource_id, revision_before, revision_after, request_id, details)"
+	"  SELECT $1, $2, 'envelope.verified', 'envelope', $4, e.revision - 1, e.revision, $3,"
+	"   jsonb_build_object('verdict', $6::text, 'failure_codes', $7::jsonb) FROM e)"
+	" SELECT revision, epoch_ms(updated_at) FROM e",
+	8};
+
+static const struct db_stmt env_get_stmt = {
+	"env_get",
+	"SELECT envelope_id, revision, workspace_id, workspace_revision, verdict,"
+	" failure_codes::text, checks::text, epoch_ms(created_at), epoch_ms(updated_at), body::text"
+	" FROM envelopes WHERE tenant_id = $1 AND envelope_id = $2",
+	2};
+
+enum rg_status db_workspace_put(struct db_conn *c, const struct db_actor *a, const char *id,
+				int64_t expected, const char *root_hash, const char *git_head,
+				const char *files_json, int file_count, int64_t *revision,
+				struct db_error *err)
+{
+	char e[24], n[16];
+	snprintf(e, sizeof e, "%lld", (long long)expected);
+	snprintf(n, sizeof n, "%d", file_count);
+	const char *params[] = {id, e, root_hash, git_head, files_json, n};
+	PGresult *res = NULL;
+	enum rg_status st = db_exec_audited(c, &ws_put_stmt, a, params, &res, err);
+	if (st == RG_OK)
+		*revision = db_int(res, 0, 0);
+	PQclear(res);
+	return st;
+}
+
+enum rg_status db_workspace_get(struct db_conn *c, const char *tenant, const char *id,
+				PGresult **res, struct db_error *err)
+{
+	const char *params[] = {tenant, id};
+	return db_exec(c, &ws_get_stmt, params, res, err);
+}
+
+enum rg_status db_envelope_create(struct db_conn *c, const struct db_actor *a, const char *id,
+				  const char *body_json, const struct db_envelope_verdict *v,
+				  int64_t *created_ms, struct db_error *err)
+{
+	char wr[24];
+	snprintf(wr, sizeof wr, "%lld", (long long)v->workspace_revision);
+	const char *params[] = {id, v->workspace_id, wr, body_json, v->verdict,
+				v->failure_codes_json, v->checks_json};
+	PGresult *res = NULL;
+	enum rg_status st = db_exec_audited(c, &env_create_stmt, a, params, &res, err);
+	if (st == RG_OK)
+		*created_ms = db_int(res, 0, 0);
+	PQclear(res);
+	return st == RG_STALE ? RG_ERROR : st;
+}
+
+enum rg_status db_envelope_reverify(struct db_conn *c, const struct db_actor *a, const char *id,
+				    const struct db_envelope_verdict *v, int64_t *revision,
+				    int64_t *updated_ms, struct db_error *err)
+{
+	char wr[24];
+	snprintf(wr, sizeof wr, "%lld", (long long)v->workspace_revision);
+	const char *params[] = {id, wr, v->verdict, v->failure_codes_json, v->checks_json};
+	PGresult *res = NULL;
+	enum rg_status st = db_exec_audited(c, &env_reverify_stmt, a, params, &res, err);
+	if (st == RG_OK) {
+		*revision = db_int(res, 0, 0);
+		*updated_ms = db_int(res, 0, 1);
+	}
+	PQclear(res);
+	return st == RG_STALE ? RG_NOT_FOUND : st;
+}
+
+enum rg_status db_envelope_get(struct db_conn *c, const char *tenant, const char *id,
+			       PGresult **res, struct db_error *err)
+{
+	const char *params[] = {tenant, id};
+	return db_exec(c, &env_get_stmt, params, res, err);
+}

@@ -1,0 +1,476 @@
+/* Context envelopes and relevance (API.md §9): workspace snapshots, envelope verdicts,
+ * re-verification, relevance checks. The checks are core/envelope.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/envelope.h"
+#include "core/hash.h"
+#include "core/ids.h"
+#include "core/memory.h"
+#include "core/problem.h"
+#include "db/envelopes.h"
+#include "db/memory.h"
+#include "handlers/common.h"
+#include "handlers/handlers.h"
+
+static const char sha_reason[] = "must be sha256: followed by 64 lowercase hex digits";
+
+/* ---- bodies ---------------------------------------------------------------------- */
+
+static const struct field_spec snapshot_file_fields[] = {
+	{.name = "path", .type = F_STRING, .required = true, .min = 1, .max = 1024},
+	{.name = "content_hash", .type = F_STRING, .required = true, .min = 1, .max = 71,
+	 .check = core_sha256_ref_valid, .check_reason = sha_reason},
+	{.name = NULL},
+};
+static const struct field_spec snapshot_file = {.type = F_OBJECT, .sub = snapshot_file_fields};
+
+const struct field_spec h_snapshot_body[] = {
+	{.name = "expected_revision", .type = F_INT, .required = true, .nullable = true, .min = 1,
+	 .max = INT64_MAX},
+	{.name = "root_hash", .type = F_STRING, .required = true, .min = 1, .max = 71,
+	 .check = core_sha256_ref_valid, .check_reason = sha_reason},
+	{.name = "git_head", .type = F_STRING, .required = true, .min = 1, .max = 256},
+	{.name = "files", .type = F_ARRAY, .required = true, .min = 0,
+	 .max = RG_ENV_SNAPSHOT_FILES_MAX, .item = &snapshot_file},
+	{.name = NULL},
+};
+
+/* Unique paths; O(n log n) on a sorted copy. */
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+const char *h_snapshot_check(const json_t *body, json_t *errors)
+{
+	const json_t *files = json_object_get(body, "files");
+	size_t n = json_array_size(files);
+	const char **paths = calloc(n ? n : 1, sizeof *paths);
+	const char *code = NULL;
+	if (paths == NULL)
+		return "internal";
+	for (size_t i = 0; i < n; i++)
+		paths[i] = json_string_value(json_object_get(json_array_get(files, i), "path"));
+	qsort(paths, n, sizeof *paths, cmp_str);
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(paths[i - 1], paths[i]) == 0) {
+			core_fields_error(errors, "files", "must not list a path twice");
+			code = "validation_failed";
+			break;
+		}
+	free(paths);
+	return code;
+}
+
+static const struct field_spec any_string = {.type = F_STRING, .max = RG_MAX_ID_BYTES};
+static const struct field_spec workspace_fields[] = {
+	{.name = "root_hash", .type = F_STRING, .max = 80},
+	{.name = "git_head", .type = F_STRING, .max = 256},
+	{.name = "dirty", .type = F_BOOL},
+	{.name = NULL},
+};
+static const struct field_spec budget_fields[] = {
+	{.name = "max_input_tokens", .type = F_INT, .min = 0},
+	{.name = "target_packet_tokens", .type = F_INT, .min = 0},
+	{.name = "reserved_response_tokens", .type = F_INT, .min = 0},
+	{.name = NULL},
+};
+static const struct field_spec compression_fields[] = {
+	{.name = "strategy", .type = F_STRING, .max = 128},
+	{.name = "ratio_target", .type = F_NUMBER, .min = 0},
+	{.name = "lossless_by_ref", .type = F_BOOL},
+	{.name = "hidden_payloads_used", .type = F_BOOL},
+	{.name = NULL},
+};
+static const struct field_spec ref_fields[] = {
+	{.name = "id", .type = F_STRING, .max = 128},
+	{.name = "path", .type = F_STRING, .max = 1024},
+	{.name = "range", .type = F_STRING, .max = 64},
+	{.name = "content_hash", .type = F_STRING, .max = 80},
+	{.name = "expansion_command", .type = F_STRING, .max = 1024},
+	{.name = NULL},
+};
+static const struct field_spec ref_item = {.type = F_OBJECT, .open = true, .sub = ref_fields};
+static const struct field_spec claim_fields[] = {
+	{.name = "text", .type = F_STRING, .max = RG_ENV_CLAIM_TEXT_MAX},
+	{.name = "source_ref_ids", .type = F_ARRAY, .max = RG_ENV_CLAIM_REFS_MAX, .item = &any_string},
+	{.name = NULL},
+};
+static const struct field_spec claim_item = {.type = F_OBJECT, .open = true, .sub = claim_fields};
+static const struct field_spec summary_fields[] = {
+	{.name = "claims", .type = F_ARRAY, .max = RG_ENV_CLAIMS_MAX, .item = &claim_item},
+	{.name = NULL},
+};
+static const struct field_spec receipt_fields[] = {
+	{.name = "tool", .type = F_STRING, .max = 128},
+	{.name = "action", .type = F_STRING, .max = 128},
+	{.name = "receipt_hash", .type = F_STRING, .max = 80},
+	{.name = NULL},
+};
+static const struct field_spec receipt_item = {.type = F_OBJECT, .open = true,
+					       .sub = receipt_fields};
+static const struct field_spec gate_value = {.type = F_STRING, .max = 32};
+static const struct field_spec envelope_fields[] = {
+	{.name = "envelope_id", .type = F_STRING, .required = true, .min = 1, .max = 128},
+	{.name = "workspace", .type = F_OBJECT, .open = true, .sub = workspace_fields},
+	{.name = "context_budget", .type = F_OBJECT, .open = true, .sub = budget_fields},
+	{.name = "compression", .type = F_OBJECT, .open = true, .sub = compression_fields},
+	{.name = "source_refs", .type = F_ARRAY, .max = RG_ENV_REFS_MAX, .item = &ref_item},
+	{.name = "summary", .type = F_OBJECT, .open = true, .sub = summary_fields},
+	{.name = "receipt_chain", .type = F_ARRAY, .max = RG_ENV_RECEIPTS_MAX, .item = &receipt_item},
+	{.name = "quality_gates", .type = F_MAP, .max = 32, .item = &gate_value},
+	{.name = "failure_code", .type = F_STRING, .nullable = true, .max = 64},
+	{.name = NULL},
+};
+
+const struct field_spec h_envelope_body[] = {
+	{.name = "workspace_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
+	 .check = core_id_valid, .check_reason = "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"},
+	{.name = "envelope", .type = F_OBJECT, .required = true, .open = true, .sub = envelope_fields},
+	{.name = NULL},
+};
+
+static const struct field_spec input_fields[] = {
+	{.name = "input_id", .type = F_STRING, .max = 128},
+	{.name = "delivered_hash", .type = F_STRING, .max = 80},
+	{.name = "source_hash", .type = F_STRING, .max = 80},
+	{.name = "relevance", .type = F_STRING, .max = 32},
+	{.name = "rank", .type = F_INT, .min = 0},
+	{.name = NULL},
+};
+static const struct field_spec input_item = {.type = F_OBJECT, .open = true, .sub = input_fields};
+static const struct field_spec relevance_fields[] = {
+	{.name = "decisive_count", .type = F_INT, .min = 0},
+	{.name = "supporting_count", .type = F_INT, .min = 0},
+	{.name = "unused_count", .type = F_INT, .min = 0},
+	{.name = "unknown_count", .type = F_INT, .min = 0},
+	{.name = "input_refs", .type = F_ARRAY, .max = RG_REL_INPUTS_MAX, .item = &input_item},
+	{.name = NULL},
+};
+static const struct field_spec selection_fields[] = {
+	{.name = "candidate_count", .type = F_INT, .min = 0},
+	{.name = "selected_count", .type = F_INT, .min = 0},
+	{.name = "delivered_count", .type = F_INT, .min = 0},
+	{.name = "suppressed_count", .type = F_INT, .min = 0},
+	{.name = NULL},
+};
+static const struct field_spec context_relevance_fields[] = {
+	{.name = "selection", .type = F_OBJECT, .open = true, .sub = selection_fields},
+	{.name = "selected_count", .type = F_INT, .min = 0},
+	{.name = "delivered_count", .type = F_INT, .min = 0},
+	{.name = "claims_usefulness", .type = F_BOOL},
+	{.name = "loaded_inputs", .type = F_ARRAY, .max = RG_REL_INPUTS_MAX, .item = &input_item},
+	{.name = "loaded_input_ids", .type = F_ARRAY, .max = RG_REL_INPUTS_MAX, .item = &any_string},
+	{.name = "relevance", .type = F_OBJECT, .open = true, .nullable = true, .sub = relevance_fields},
+	{.name = "relevance_event", .type = F_OBJECT, .open = true, .nullable = true,
+	 .sub = relevance_fields},
+	{.name = NULL},
+};
+
+const struct field_spec h_relevance_body[] = {
+	{.name = "context_relevance", .type = F_OBJECT, .open = true,
+	 .sub = context_relevance_fields},
+	{.name = "load_receipt_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
+	 .check = core_id_valid, .check_reason = "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"},
+	{.name = "relevance", .type = F_OBJECT, .open = true, .nullable = true, .sub = relevance_fields},
+	{.name = NULL},
+};
+
+const char *h_relevance_body_check(const json_t *body, json_t *errors)
+{
+	bool ctx = json_object_get(body, "context_relevance") != NULL;
+	bool receipt = json_object_get(body, "load_receipt_id") != NULL;
+	bool rel = json_object_get(body, "relevance") != NULL;
+	if (ctx == receipt || (ctx && rel) || (receipt && !rel)) {
+		core_fields_error(errors, "context_relevance",
+				  "send either context_relevance, or load_receipt_id with relevance");
+		return "validation_failed";
+	}
+	return NULL;
+}
+
+const struct field_spec h_empty_body[] = {{.name = NULL}};
+
+/* ---- workspaces ------------------------------------------------------------------ */
+
+static json_t *snapshot_json(const char *id, const PGresult *res, bool with_files)
+{
+	json_t *o = json_pack("{s:s, s:I, s:s, s:s, s:I}", "workspace_id", id, "revision",
+			      (json_int_t)db_int(res, 0, 0), "root_hash", PQgetvalue(res, 0, 1),
+			      "git_head", PQgetvalue(res, 0, 2), "file_count",
+			      (json_int_t)db_int(res, 0, 4));
+	if (with_files) {
+		json_t *map = json_loads(PQgetvalue(res, 0, 3), 0, NULL), *files = json_array();
+		const char *path;
+		json_t *hash;
+		json_object_foreach(map, path, hash)
+			json_array_append_new(files, json_pack("{s:s, s:O}", "path", path,
+							       "content_hash", hash));
+		json_decref(map);
+		json_object_set_new(o, "files", files);
+	}
+	return o;
+}
+
+void h_snapshot_put(struct h_ctx *ctx)
+{
+	const char *id = h_param(ctx, "workspace_id");
+	int64_t expected = json_integer_value(json_object_get(ctx->body, "expected_revision"));
+	const json_t *files = json_object_get(ctx->body, "files");
+	json_t *map = json_object();
+	size_t i;
+	json_t *f;
+	json_array_foreach(files, i, f)
+		json_object_set(map, json_string_value(json_object_get(f, "path")),
+				json_object_get(f, "content_hash"));
+	char *files_json = json_dumps(map, JSON_COMPACT);
+	json_decref(map);
+	struct db_actor actor = h_actor(ctx);
+	struct db_conn *c = NULL;
+	PGresult *res = NULL;
+	int64_t revision = 0;
+	bool if_match_first;
+	enum rg_status st = files_json ? db_acquire(ctx->pool, &c, &ctx->dberr) : RG_NOMEM;
+	if (st != RG_OK)
+		goto out;
+	if (h_guard_write(ctx, expected, &if_match_first))
+		st = db_workspace_put(c, &actor, id, expected, json_string_value(json_object_get(ctx->body, "root_hash")),
+				      json_string_value(json_object_get(ctx->body, "git_head")),
+				      files_json, (int)json_array_size(files), &revision, &ctx->dberr);
+	else
+		st = RG_STALE;
+	if (st == RG_STALE) {
+		st = db_workspace_get(c, ctx->tenant_id, id, &res, &ctx->dberr);
+		if (st == RG_OK)
+			h_stale(ctx, PQntuples(res) ? db_int(res, 0, 0) : 0, if_match_first);
+		if (st == RG_OK && PQntuples(res) == 0)
+			ctx->current_revision = PROBLEM_NULL_REVISION;
+	}
+out:
+	db_release(ctx->pool, c);
+	PQclear(res);
+	free(files_json);
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
+		return;
+	}
+	if (ctx->problem_code)
+		return;
+	h_etag(ctx, revision);
+	h_reply(ctx, 200,
+		json_pack("{s:s, s:I, s:O, s:O, s:I}", "workspace_id", id, "revision",
+			  (json_int_t)revision, "root_hash", json_object_get(ctx->body, "root_hash"),
+			  "git_head", json_object_get(ctx->body, "git_head"), "file_count",
+			  (json_int_t)json_array_size(files)));
+}
+
+void h_snapshot_get(struct h_ctx *ctx)
+{
+	const char *id = h_param(ctx, "workspace_id");
+	PGresult *res = h_fetch_by_id(ctx, db_workspace_get, id, "No such workspace.");
+	if (res == NULL)
+		return;
+	h_etag(ctx, db_int(res, 0, 0));
+	h_reply(ctx, 200, snapshot_json(id, res, true));
+	PQclear(res);
+}
+
+/* ---- envelopes ------------------------------------------------------------------- */
+
+/* Verifies env against the workspace (NULL id: none). false after answering 404/503.
+ * On success *v holds the verdict and *ws_revision the snapshot's revision (0: none). */
+static bool verify(struct h_ctx *ctx, struct db_conn *c, const json_t *env, const char *ws_id,
+		   struct env_verdict *v, int64_t *ws_revision)
+{
+	PGresult *res = NULL;
+	json_t *files = NULL;
+	struct env_snapshot snap = {0};
+	*ws_revision = 0;
+	if (ws_id) {
+		enum rg_status st = db_workspace_get(c, ctx->tenant_id, ws_id, &res, &ctx->dberr);
+		if (st != RG_OK) {
+			h_db_failed(ctx, st);
+			return false;
+		}
+		if (PQntuples(res) == 0) {
+			PQclear(res);
+			h_problem(ctx, 404, "not_found", "No such workspace.", NULL);
+			return false;
+		}
+		files = json_loads(PQgetvalue(res, 0, 3), 0, NULL);
+		snap.root_hash = PQgetvalue(res, 0, 1);
+		snap.files = files ? files : json_object();
+		*ws_revision = db_int(res, 0, 0);
+	}
+	core_envelope_verify(env, ws_id ? &snap : NULL, v);
+	if (ws_id && files == NULL)
+		json_decref((json_t *)snap.files);
+	json_decref(files);
+	PQclear(res);
+	return true;
+}
+
+static json_t *envelope_json(const char *id, int64_t revision, const struct env_verdict *v,
+			     const char *ws_id, int64_t ws_revision, int64_t created_ms,
+			     int64_t updated_ms)
+{
+	return json_pack("{s:s, s:I, s:s, s:O, s:O, s:o, s:o, s:o, s:o}", "envelope_id", id,
+			 "revision", (json_int_t)revision, "verdict", v->verdict, "failure_codes",
+			 v->failure_codes, "checks", v->checks, "workspace_id",
+			 ws_id ? json_string(ws_id) : json_null(), "workspace_revision",
+			 ws_revision ? json_integer(ws_revision) : json_null(), "created_at",
+			 h_time(created_ms), "updated_at", h_time(updated_ms));
+}
+
+/* The verdict as stored text (new strings: free()). */
+static bool verdict_texts(const struct env_verdict *v, char **codes, char **checks)
+{
+	*codes = json_dumps(v->failure_codes, JSON_COMPACT);
+	*checks = json_dumps(v->checks, JSON_COMPACT);
+	return *codes && *checks;
+}
+
+void h_envelope_create(struct h_ctx *ctx)
+{
+	const json_t *env = json_object_get(ctx->body, "envelope");
+	const char *ws_id = json_string_value(json_object_get(ctx->body, "workspace_id"));
+	char id[RG_ID_SIZE];
+	char *body = NULL, *codes = NULL, *checks = NULL;
+	struct env_verdict v = {0};
+	int64_t ws_revision = 0, created = 0;
+	struct db_conn *c = NULL;
+	struct db_actor actor = h_actor(ctx);
+	if (!core_new_id("env_", id)) {
+		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		return;
+	}
+	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
+		return;
+	}
+	if (!verify(ctx, c, env, ws_id, &v, &ws_revision))
+		goto out;
+	body = json_dumps(env, JSON_COMPACT);
+	if (body == NULL || !verdict_texts(&v, &codes, &checks)) {
+		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		goto out;
+	}
+	struct db_envelope_verdict dv = {v.verdict, codes, checks, ws_id, ws_revision};
+	st = db_envelope_create(c, &actor, id, body, &dv, &created, &ctx->dberr);
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
+		goto out;
+	}
+	snprintf(ctx->location, sizeof ctx->location, "/v1/envelopes/%s", id);
+	h_etag(ctx, 1);
+	h_reply(ctx, 201, envelope_json(id, 1, &v, ws_id, ws_revision, created, created));
+out:
+	db_release(ctx->pool, c);
+	core_env_verdict_free(&v);
+	free(body);
+	free(codes);
+	free(checks);
+}
+
+void h_envelope_get(struct h_ctx *ctx)
+{
+	const char *id = h_param(ctx, "envelope_id");
+	PGresult *res = h_fetch_by_id(ctx, db_envelope_get, id, "No such envelope.");
+	if (res == NULL)
+		return;
+	struct env_verdict v = {PQgetvalue(res, 0, 4), json_loads(PQgetvalue(res, 0, 5), 0, NULL),
+				json_loads(PQgetvalue(res, 0, 6), 0, NULL)};
+	if (v.failure_codes && v.checks) {
+		h_etag(ctx, db_int(res, 0, 1));
+		h_reply(ctx, 200, envelope_json(id, db_int(res, 0, 1), &v, db_text(res, 0, 2),
+						 db_int(res, 0, 3), db_int(res, 0, 7), db_int(res, 0, 8)));
+	} else {
+		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+	}
+	core_env_verdict_free(&v);
+	PQclear(res);
+}
+
+void h_envelope_verify(struct h_ctx *ctx)
+{
+	const char *id = h_param(ctx, "envelope_id");
+	struct env_verdict v = {0};
+	char *codes = NULL, *checks = NULL;
+	int64_t ws_revision = 0, revision = 0;
+	json_t *env = NULL;
+	struct db_conn *c = NULL;
+	struct db_actor actor = h_actor(ctx);
+	PGresult *res = h_fetch_by_id(ctx, db_envelope_get, id, "No such envelope.");
+	if (res == NULL)
+		return;
+	env = json_loads(PQgetvalue(res, 0, 9), 0, NULL);
+	char *ws_id = db_null(res, 0, 2) ? NULL : strdup(PQgetvalue(res, 0, 2));
+	int64_t created = db_int(res, 0, 7);
+	PQclear(res);
+	enum rg_status st = env ? db_acquire(ctx->pool, &c, &ctx->dberr) : RG_ERROR;
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
+		goto out;
+	}
+	if (!verify(ctx, c, env, ws_id, &v, &ws_revision))
+		goto out;
+	if (!verdict_texts(&v, &codes, &checks)) {
+		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		goto out;
+	}
+	struct db_envelope_verdict dv = {v.verdict, codes, checks, ws_id, ws_revision};
+	int64_t updated = 0;
+	st = db_envelope_reverify(c, &actor, id, &dv, &revision, &updated, &ctx->dberr);
+	if (st == RG_NOT_FOUND)
+		h_problem(ctx, 404, "not_found", "No such envelope.", NULL);
+	else if (st != RG_OK)
+		h_db_failed(ctx, st);
+	else {
+		h_etag(ctx, revision);
+		h_reply(ctx, 200, envelope_json(id, revision, &v, ws_id, ws_revision, created,
+						 updated));
+	}
+out:
+	db_release(ctx->pool, c);
+	core_env_verdict_free(&v);
+	json_decref(env);
+	free(ws_id);
+	free(codes);
+	free(checks);
+}
+
+/* ---- relevance ------------------------------------------------------------------- */
+
+void h_relevance_check(struct h_ctx *ctx)
+{
+	const json_t *cr = json_object_get(ctx->body, "context_relevance");
+	json_t *normalised = NULL;
+	if (cr) {
+		normalised = core_relevance_from_context(cr);
+	} else {
+		PGresult *res = h_fetch_by_id(ctx, db_receipt_get,
+					      json_string_value(json_object_get(ctx->body, "load_receipt_id")),
+					      "No such load receipt.");
+		if (res == NULL)
+			return;
+		json_t *receipt = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
+		PQclear(res);
+		if (receipt)
+			normalised = core_relevance_from_receipt(receipt,
+								 json_object_get(ctx->body, "relevance"));
+		json_decref(receipt);
+	}
+	if (normalised == NULL) {
+		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		return;
+	}
+	struct env_verdict v;
+	core_relevance_verify(normalised, &v);
+	json_decref(normalised);
+	h_reply(ctx, 200, json_pack("{s:s, s:O, s:O}", "verdict", v.verdict, "failure_codes",
+				    v.failure_codes, "checks", v.checks));
+	core_env_verdict_free(&v);
+}
