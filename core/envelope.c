@@ -84,8 +84,10 @@ static const json_t *find_ref(const json_t *refs, const char *id)
 {
 	size_t i;
 	json_t *r;
+	if (!nonempty(id))
+		return NULL;
 	json_array_foreach(refs, i, r)
-		if (id && strcmp(id, str_at(r, "id") ? str_at(r, "id") : "") == 0)
+		if (nonempty(str_at(r, "id")) && strcmp(id, str_at(r, "id")) == 0)
 			return r;
 	return NULL;
 }
@@ -365,8 +367,9 @@ void core_relevance_verify(const json_t *n, struct env_verdict *out)
 	bool counted = true;
 	for (const char *const *b = buckets; *b; b++) {
 		const json_t *c = json_object_get(rel, *b);
-		counted = counted && json_is_integer(c);
-		sum += json_integer_value(c);
+		/* Counts are caller input: an overflowing sum accounts for nothing. */
+		counted = counted && json_is_integer(c) &&
+			  !__builtin_add_overflow(sum, json_integer_value(c), &sum);
 	}
 	size_t i;
 	json_t *r;

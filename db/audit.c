@@ -9,7 +9,7 @@ static const struct db_stmt list_stmt = {
 	" FROM audit_log WHERE tenant_id = $1"
 	" AND ($2::text IS NULL OR resource_type = $2) AND ($3::text IS NULL OR resource_id = $3)"
 	" AND seq > $4::bigint ORDER BY seq LIMIT $5::int",
-	5};
+	5, false};
 
 /* A record is bad when its prev_hash is not the previous record's hash or its own hash does
  * not recompute. */
@@ -24,7 +24,7 @@ static const struct db_stmt verify_stmt = {
 	"  FROM audit_log a WHERE a.tenant_id = $1"
 	"  AND ($2::text IS NULL OR a.resource_type = $2)"
 	"  AND ($3::text IS NULL OR a.resource_id = $3)) chain",
-	3};
+	3, false};
 
 enum rg_status db_audit_list(struct db_conn *c, const char *tenant_id, const char *resource_type,
 			     const char *resource_id, int64_t after_seq, int limit, PGresult **res,

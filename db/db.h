@@ -22,6 +22,10 @@ struct db_stmt {
 	const char *name;
 	const char *sql;
 	int nparams;
+	/* Planned for its parameters on every execution instead of prepared: for statements
+	 * whose best plan depends on the values (a small tenant's search must not inherit the
+	 * generic plan a large tenant's searches settled on). */
+	bool custom_plan;
 };
 
 struct db_pool;

@@ -8,25 +8,25 @@ static const struct db_stmt admit_stmt = {
 	"mem_admit",
 	"SELECT outcome, created_ms FROM memory_admit($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9,"
 	" $10, $11, $12, $13, $14)",
-	14};
+	14, false};
 
 static const struct db_stmt classify_stmt = {
 	"mem_classify",
 	"SELECT outcome, previous, new_revision, effective_ms, current_revision"
 	" FROM memory_classify($1, $2, $3, $4, $5::bigint, $6)",
-	6};
+	6, false};
 
 static const struct db_stmt revoke_stmt = {
 	"mem_revoke",
 	"SELECT outcome, new_revision, revoked_ms, current_revision"
 	" FROM memory_revoke($1, $2, $3, $4, $5::bigint, $6)",
-	6};
+	6, false};
 
 static const struct db_stmt derive_stmt = {
 	"mem_derive",
 	"SELECT outcome, created_ms, current_revision"
 	" FROM memory_derive($1, $2, $3, $4, $5, $6::text[], $7::bigint[], $8, $9)",
-	9};
+	9, false};
 
 static const struct db_stmt assent_grant_stmt = {
 	"assent_grant",
@@ -40,20 +40,20 @@ static const struct db_stmt assent_grant_stmt = {
 	"  SELECT $1, $2, 'assent.granted', 'assent', a.assent_id, NULL, 1, $3,"
 	"   jsonb_build_object('source_identity', $6::text) FROM a)"
 	" SELECT epoch_ms(created_at) FROM a",
-	7};
+	7, false};
 
 static const struct db_stmt assent_revoke_stmt = {
 	"assent_revoke",
 	"SELECT outcome, new_revision, revoked_ms, current_revision"
 	" FROM assent_revoke($1, $2, $3, $4, $5::bigint, $6)",
-	6};
+	6, false};
 
 static const struct db_stmt assent_get_stmt = {
 	"assent_get",
 	"SELECT assent_id, owner, source_identity, epoch_ms(expires_at), revision,"
 	" epoch_ms(revoked_at), epoch_ms(created_at) FROM assents"
 	" WHERE tenant_id = $1 AND assent_id = $2",
-	2};
+	2, false};
 
 #define META_SELECT \
 	"SELECT r.record_id, r.record_kind, r.revision, r.source_kind, r.derivative_kind," \
@@ -68,7 +68,7 @@ static const struct db_stmt get_stmt = {
 	"   p.upstream_revision) ORDER BY p.position)::text FROM memory_provenance p"
 	"   WHERE p.tenant_id = r.tenant_id AND p.derivative_id = r.record_id)"
 	" FROM memory_records r WHERE r.tenant_id = $1 AND r.record_id = $2",
-	2};
+	2, false};
 
 static const struct db_stmt list_stmt = {
 	"mem_list",
@@ -83,13 +83,13 @@ static const struct db_stmt list_stmt = {
 	"  (r.eligible AND (r.assent_expires_at IS NULL OR r.assent_expires_at > now())))"
 	" AND ($6::text IS NULL OR r.source_kind = $6) AND ($7::text IS NULL OR r.thread_id = $7)"
 	" ORDER BY r.seq LIMIT $8::int",
-	8};
+	8, true};
 
 static const struct db_stmt content_stmt = {
 	"mem_content",
 	"SELECT content, pointer_uri, content_hash, record_kind FROM memory_records"
 	" WHERE tenant_id = $1 AND record_id = $2",
-	2};
+	2, false};
 
 static const struct db_stmt readback_stmt = {
 	"mem_readback",
@@ -100,22 +100,24 @@ static const struct db_stmt readback_stmt = {
 	" LEFT JOIN memory_records d ON d.tenant_id = l.tenant_id AND d.record_id = l.descendant_id"
 	" WHERE s.tenant_id = $1 AND s.record_id = $2 AND s.record_kind = 'source'"
 	" ORDER BY d.seq",
-	2};
+	2, false};
 
 /* Eligibility is a filter of the scan (the partial GIN index holds eligible records only),
- * so no ineligible record is ever ranked; a disabled receiving thread selects nothing. */
-static const struct db_stmt search_stmt = {
-	"mem_search",
-	"SELECT r.record_id, r.record_kind, r.revision, ts_rank(r.tsv, q)::float8 AS score,"
-	" r.content_hash, r.content"
-	" FROM memory_records r, websearch_to_tsquery('english', $2) q"
-	" WHERE r.tenant_id = $1 AND r.eligible AND r.tsv @@ q"
-	" AND (r.assent_expires_at IS NULL OR r.assent_expires_at > now())"
-	" AND r.record_kind = ANY($4::text[])"
-	" AND NOT EXISTS (SELECT 1 FROM thread_memory_modes t WHERE t.tenant_id = $1"
-	"  AND t.thread_id = $3 AND t.mode = 'disabled')"
-	" ORDER BY score DESC, r.record_id LIMIT $5::int",
-	5};
+ * so no ineligible record is ever ranked; a disabled receiving thread selects nothing.
+ * Search and context share the text; context also fetches the content. */
+#define MATCH_SQL(columns) \
+	"SELECT r.record_id, r.record_kind, r.revision, ts_rank(r.tsv, q)::float8 AS score," \
+	" r.content_hash" columns \
+	" FROM memory_records r, websearch_to_tsquery('english', $2) q" \
+	" WHERE r.tenant_id = $1 AND r.eligible AND r.tsv @@ q" \
+	" AND (r.assent_expires_at IS NULL OR r.assent_expires_at > now())" \
+	" AND r.record_kind = ANY($4::text[])" \
+	" AND NOT EXISTS (SELECT 1 FROM thread_memory_modes t WHERE t.tenant_id = $1" \
+	"  AND t.thread_id = $3 AND t.mode = 'disabled')" \
+	" ORDER BY score DESC, r.record_id LIMIT $5::int"
+
+static const struct db_stmt search_stmt = {"mem_search", MATCH_SQL(""), 5, true};
+static const struct db_stmt context_stmt = {"mem_context", MATCH_SQL(", r.content"), 5, true};
 
 static const struct db_stmt explain_stmt = {
 	"mem_explain",
@@ -129,14 +131,14 @@ static const struct db_stmt explain_stmt = {
 	" WHERE r.tenant_id = $1 AND r.tsv @@ q AND r.record_kind = ANY($4::text[])"
 	" ORDER BY ok DESC, CASE WHEN r.eligible THEN ts_rank(r.tsv, q) END DESC NULLS LAST,"
 	" r.record_id LIMIT $5::int",
-	5};
+	5, true};
 
 static const struct db_stmt receipt_put_stmt = {
 	"receipt_put",
-	"INSERT INTO load_receipts (tenant_id, receipt_id, body) VALUES ($1, $2, $3)", 3};
+	"INSERT INTO load_receipts (tenant_id, receipt_id, body) VALUES ($1, $2, $3)", 3, false};
 
 static const struct db_stmt receipt_get_stmt = {
-	"receipt_get", "SELECT body FROM load_receipts WHERE tenant_id = $1 AND receipt_id = $2", 2};
+	"receipt_get", "SELECT body FROM load_receipts WHERE tenant_id = $1 AND receipt_id = $2", 2, false};
 
 static void outcome_from(const PGresult *res, int col_outcome, struct db_mem_outcome *out)
 {
@@ -358,6 +360,12 @@ enum rg_status db_mem_search(struct db_conn *c, const char *tenant, const char *
 			     struct db_error *err)
 {
 	return match(c, &search_stmt, tenant, query, thread, kinds, limit, res, err);
+}
+
+enum rg_status db_mem_context(struct db_conn *c, const char *tenant, const char *query,
+			      const char *thread, int limit, PGresult **res, struct db_error *err)
+{
+	return match(c, &context_stmt, tenant, query, thread, "{source,derivative}", limit, res, err);
 }
 
 enum rg_status db_mem_explain(struct db_conn *c, const char *tenant, const char *query,

@@ -82,11 +82,15 @@ enum rg_status db_mem_content(struct db_conn *c, const char *tenant, const char 
 enum rg_status db_mem_readback(struct db_conn *c, const char *tenant, const char *id,
 			       PGresult **res, struct db_error *err) RG_MUSTCHECK;
 
-/* Eligible matches, best first: record_id, record_kind, revision, score, content_hash,
- * content. kinds: "{source,derivative}"-style array literal. thread may be NULL. */
+/* Eligible matches, best first: record_id, record_kind, revision, score, content_hash.
+ * kinds: "{source,derivative}"-style array literal. thread may be NULL. */
 enum rg_status db_mem_search(struct db_conn *c, const char *tenant, const char *query,
 			     const char *thread, const char *kinds, int limit, PGresult **res,
 			     struct db_error *err) RG_MUSTCHECK;
+/* Context candidates: the search's columns plus content (column 5), both kinds. */
+enum rg_status db_mem_context(struct db_conn *c, const char *tenant, const char *query,
+			      const char *thread, int limit, PGresult **res,
+			      struct db_error *err) RG_MUSTCHECK;
 /* Every match, eligible first then by score: record_id, record_kind, revision,
  * classification, stored reasons csv, assent expired now, effective eligible,
  * thread disabled; at most limit rows. */

@@ -273,6 +273,17 @@ enum rg_status db_exec(struct db_conn *c, const struct db_stmt *stmt, const char
 		       PGresult **res, struct db_error *err)
 {
 	*res = NULL;
+	if (stmt->custom_plan) {
+		PGresult *r = PQexecParams(c->pg, stmt->sql, stmt->nparams, NULL, params, NULL, NULL, 0);
+		ExecStatusType s = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+		if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
+			enum rg_status st = map_failure(c, r, err);
+			PQclear(r);
+			return st;
+		}
+		*res = r;
+		return RG_OK;
+	}
 	if (!is_prepared(c, stmt)) {
 		PGresult *pr = PQprepare(c->pg, stmt->name, stmt->sql, stmt->nparams, NULL);
 		if (pr == NULL || PQresultStatus(pr) != PGRES_COMMAND_OK) {

@@ -8,7 +8,7 @@ static const struct db_stmt get_stmt = {
 	"thread_mode_get",
 	"SELECT mode, revision, epoch_ms(effective_at) FROM thread_memory_modes"
 	" WHERE tenant_id = $1 AND thread_id = $2",
-	2};
+	2, false};
 
 /* Revision 0 means "never written": the first write inserts, later ones update under the
  * revision guard. Both paths end in the audit insert of the same statement. */
@@ -30,7 +30,7 @@ static const struct db_stmt put_stmt = {
 	"   done.revision, $3, jsonb_build_object('mode', done.mode) FROM done)"
 	" SELECT coalesce((SELECT mode FROM prev), 'enabled'), done.mode, done.revision,"
 	"  epoch_ms(done.effective_at) FROM done",
-	6};
+	6, false};
 
 enum rg_status db_thread_mode_get(struct db_conn *c, const char *tenant_id,
 				  const char *thread_id, struct db_thread_mode *out,

@@ -15,20 +15,20 @@ static const struct db_stmt create_stmt = {
 	"   jsonb_build_object('name', $5::text, 'scopes', to_jsonb(string_to_array($6, ',')))"
 	"  FROM tok)"
 	" SELECT epoch_ms(created_at) FROM tok",
-	7};
+	7, false};
 
 static const struct db_stmt by_hash_stmt = {
 	"token_by_hash",
 	"SELECT tenant_id, token_id, name, array_to_string(scopes, ','), epoch_ms(created_at), seq"
 	" FROM tokens WHERE token_sha256 = decode($1, 'hex') AND deleted_at IS NULL",
-	1};
+	1, false};
 
 static const struct db_stmt list_stmt = {
 	"token_list",
 	"SELECT tenant_id, token_id, name, array_to_string(scopes, ','), epoch_ms(created_at), seq"
 	" FROM tokens WHERE tenant_id = $1 AND deleted_at IS NULL AND seq > $2::bigint"
 	" ORDER BY seq LIMIT $3::int",
-	3};
+	3, false};
 
 static const struct db_stmt delete_stmt = {
 	"token_delete",
@@ -39,7 +39,7 @@ static const struct db_stmt delete_stmt = {
 	"  resource_id, revision_before, revision_after, request_id, details)"
 	"  SELECT $1, $2, 'token.deleted', 'token', d.token_id, 1, NULL, $3, '{}' FROM d)"
 	" SELECT encode(token_sha256, 'hex') FROM d",
-	4};
+	4, false};
 
 enum rg_status db_token_create(struct db_conn *c, const struct db_actor *actor,
 			       const char *token_id, const char *name, const char *scopes_csv,

@@ -45,7 +45,11 @@ void h_invalid(struct h_ctx *ctx, const char *field, const char *reason)
 
 void h_db_failed(struct h_ctx *ctx, enum rg_status st)
 {
-	if (st == RG_UNAVAILABLE)
+	/* A deadlock or serialization failure changed nothing: the caller may retry. */
+	if (st == RG_RETRY)
+		h_problem(ctx, 503, "database_unavailable",
+			  "The database could not complete the request now; retry.", NULL);
+	else if (st == RG_UNAVAILABLE)
 		h_problem(ctx, 503, "database_unavailable",
 			  "The database is unavailable; retry later.", NULL);
 	else

@@ -406,6 +406,11 @@ void h_envelope_verify(struct h_ctx *ctx)
 	PGresult *res = h_fetch_by_id(ctx, db_envelope_get, id, "No such envelope.");
 	if (res == NULL)
 		return;
+	/* verify moves the envelope's revision: If-Match, when sent, must name it (API.md §0). */
+	if (!h_if_match(ctx, db_int(res, 0, 1))) {
+		PQclear(res);
+		return;
+	}
 	env = json_loads(PQgetvalue(res, 0, 9), 0, NULL);
 	char *ws_id = db_null(res, 0, 2) ? NULL : strdup(PQgetvalue(res, 0, 2));
 	int64_t created = db_int(res, 0, 7);

@@ -374,6 +374,8 @@ void h_source_list(struct h_ctx *ctx)
 void h_derivative_list(struct h_ctx *ctx)
 {
 	struct list_args a = {.filter = {.record_kind = "derivative"}};
+	if (!query_enum(ctx, "state", states, &a.filter.state))
+		return;
 	const struct h_list_query q = {H_PAGE_DEFAULT, &a, fetch_records, derivative_row};
 	h_list(ctx, &q);
 }
@@ -539,8 +541,13 @@ void h_source_revoke(struct h_ctx *ctx)
 		return;
 	enum rg_status st = db_mem_revoke(c, &actor, id, expected, str(ctx->body, "reason_code"),
 					  &out, &ctx->dberr);
-	if (st == RG_OK && strcmp(out.outcome, "ok") == 0)
-		rb = readback(ctx, c, id, &st);
+	if (st == RG_OK && strcmp(out.outcome, "ok") == 0) {
+		/* The revocation is committed: a failed readback must not turn it into an error
+		 * (a retry would then meet already_revoked). readback is null then; GET …/readback
+		 * answers it later. */
+		enum rg_status rb_st;
+		rb = readback(ctx, c, id, &rb_st);
+	}
 	db_release(ctx->pool, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
@@ -724,7 +731,7 @@ void h_memory_explain(struct h_ctx *ctx)
 
 void h_memory_context(struct h_ctx *ctx)
 {
-	char kinds[] = "{source,derivative}", receipt_id[RG_ID_SIZE];
+	char receipt_id[RG_ID_SIZE];
 	struct mem_candidate cand[RG_MEM_CANDIDATES_MAX];
 	PGresult *res = NULL;
 	struct db_conn *c = NULL;
@@ -736,9 +743,9 @@ void h_memory_context(struct h_ctx *ctx)
 	}
 	if (!connect(ctx, &c))
 		return;
-	enum rg_status st = db_mem_search(c, ctx->tenant_id, str(ctx->body, "query"),
-					  str(ctx->body, "thread_id"), kinds, RG_MEM_CANDIDATES_MAX,
-					  &res, &ctx->dberr);
+	enum rg_status st = db_mem_context(c, ctx->tenant_id, str(ctx->body, "query"),
+					   str(ctx->body, "thread_id"), RG_MEM_CANDIDATES_MAX, &res,
+					   &ctx->dberr);
 	if (st == RG_OK) {
 		size_t n = (size_t)PQntuples(res);
 		for (size_t i = 0; i < n; i++) {
