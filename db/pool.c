@@ -269,21 +269,28 @@ static bool is_prepared(const struct db_conn *c, const struct db_stmt *stmt)
 	return false;
 }
 
+/* Hands a statement's result over: *res (new) on success, else the mapped failure. */
+static enum rg_status take_result(struct db_conn *c, PGresult *r, PGresult **res,
+				  struct db_error *err)
+{
+	ExecStatusType s = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+	if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
+		enum rg_status st = map_failure(c, r, err);
+		PQclear(r);
+		return st;
+	}
+	*res = r;
+	return RG_OK;
+}
+
 enum rg_status db_exec(struct db_conn *c, const struct db_stmt *stmt, const char *const *params,
 		       PGresult **res, struct db_error *err)
 {
 	*res = NULL;
-	if (stmt->custom_plan) {
-		PGresult *r = PQexecParams(c->pg, stmt->sql, stmt->nparams, NULL, params, NULL, NULL, 0);
-		ExecStatusType s = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
-		if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
-			enum rg_status st = map_failure(c, r, err);
-			PQclear(r);
-			return st;
-		}
-		*res = r;
-		return RG_OK;
-	}
+	if (stmt->custom_plan)
+		return take_result(c, PQexecParams(c->pg, stmt->sql, stmt->nparams, NULL, params,
+						   NULL, NULL, 0),
+				   res, err);
 	if (!is_prepared(c, stmt)) {
 		PGresult *pr = PQprepare(c->pg, stmt->name, stmt->sql, stmt->nparams, NULL);
 		if (pr == NULL || PQresultStatus(pr) != PGRES_COMMAND_OK) {
@@ -300,15 +307,8 @@ enum rg_status db_exec(struct db_conn *c, const struct db_stmt *stmt, const char
 		}
 		c->prepared[c->nprepared++] = stmt;
 	}
-	PGresult *r = PQexecPrepared(c->pg, stmt->name, stmt->nparams, params, NULL, NULL, 0);
-	ExecStatusType s = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
-	if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
-		enum rg_status st = map_failure(c, r, err);
-		PQclear(r);
-		return st;
-	}
-	*res = r;
-	return RG_OK;
+	return take_result(c, PQexecPrepared(c->pg, stmt->name, stmt->nparams, params, NULL, NULL, 0),
+			   res, err);
 }
 
 enum rg_status db_exec_script(struct db_conn *c, const char *sql, struct db_error *err)
