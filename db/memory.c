@@ -128,7 +128,9 @@ static const struct db_stmt explain_stmt = {
 	" EXISTS (SELECT 1 FROM thread_memory_modes t WHERE t.tenant_id = $1"
 	"  AND t.thread_id = $3 AND t.mode = 'disabled')"
 	" FROM memory_records r, websearch_to_tsquery('english', $2) q"
-	" WHERE r.tenant_id = $1 AND r.tsv @@ q AND r.record_kind = ANY($4::text[])"
+	/* "eligible OR NOT eligible" lets the planner read both partial indexes (BitmapOr). */
+	" WHERE r.tenant_id = $1 AND r.tsv @@ q AND (r.eligible OR NOT r.eligible)"
+	" AND r.record_kind = ANY($4::text[])"
 	" ORDER BY ok DESC, CASE WHEN r.eligible THEN ts_rank(r.tsv, q) END DESC NULLS LAST,"
 	" r.record_id LIMIT $5::int",
 	5, true};
