@@ -928,3 +928,44 @@ void it_expect_field_at(const struct it_resp *r, const char *field, const char *
 	describe(r);
 	fail_now(file, line);
 }
+
+int it_request_json(const struct it_server *s, const char *method, const char *path,
+		    const char *token, const json_t *body, const char *const *extra_headers,
+		    struct it_resp *out)
+{
+	char *text = json_dumps(body, JSON_COMPACT);
+	if (text == NULL)
+		it_fail_at(__FILE__, __LINE__, "cannot serialise a request body");
+	int rc = it_request(s, method, path, token, text, extra_headers, out);
+	free(text);
+	return rc;
+}
+
+bool it_problem_has_field_prefix(const struct it_resp *r, const char *prefix)
+{
+	const json_t *errs = json_is_object(r->json) ? json_object_get(r->json, "errors") : NULL;
+	size_t i;
+	const json_t *e;
+	json_array_foreach (errs, i, e) {
+		const char *f = it_json_str(e, "field");
+		if (f && strncmp(f, prefix, strlen(prefix)) == 0)
+			return true;
+	}
+	return false;
+}
+
+void it_expect_422_at(const struct it_resp *r, const char *code, const char *field, bool exact,
+		      const char *what, const char *file, int line)
+{
+	if (r->status != 422)
+		fprintf(stderr, "  case: %s\n", what);
+	it_expect_problem_at(r, 422, code, file, line);
+	if (!field)
+		return;
+	if (exact)
+		it_check_at(it_problem_has_field(r, field), file, line,
+			    "%s: errors[] does not name \"%s\": %s", what, field, r->body);
+	else
+		it_check_at(it_problem_has_field_prefix(r, field), file, line,
+			    "%s: errors[] names no field under \"%s\": %s", what, field, r->body);
+}

@@ -133,6 +133,19 @@ int it_send(const struct it_server *s, const struct it_req *rq, struct it_resp *
 int it_request(const struct it_server *s, const char *method, const char *path, const char *token,
 	       const char *body, const char *const *extra_headers, struct it_resp *out);
 
+/* it_request with body (borrowed) sent as compact JSON. */
+int it_request_json(const struct it_server *s, const char *method, const char *path,
+		    const char *token, const json_t *body, const char *const *extra_headers,
+		    struct it_resp *out);
+/* errors[] names a field that starts with prefix. */
+bool it_problem_has_field_prefix(const struct it_resp *r, const char *prefix);
+/* A 422 `code` whose errors[] names `field` exactly (exact) or a field under it (!exact);
+ * field NULL: any; `what` names the case in the failure message. */
+void it_expect_422_at(const struct it_resp *r, const char *code, const char *field, bool exact,
+		      const char *what, const char *file, int line);
+#define IT_422(r, code, field, exact, what) \
+	it_expect_422_at((r), (code), (field), (exact), (what), __FILE__, __LINE__)
+
 /* borrowed: the value of the last header with this name (case-insensitive), or NULL. */
 const char *it_resp_header(const struct it_resp *r, const char *name);
 void it_resp_free(struct it_resp *r);

@@ -283,10 +283,8 @@ static void tenant_free(struct tenant *t)
 static void send_json(const char *method, const char *path, const char *token, json_t *body,
 		      const char *const *headers, struct it_resp *r)
 {
-	char *text = dump(body);
+	it_request_json(&srv, method, path, token, body, headers, r);
 	json_decref(body);
-	it_request(&srv, method, path, token, text, headers, r);
-	free(text);
 }
 
 static void get(const char *path, const char *token, struct it_resp *r)
@@ -294,36 +292,7 @@ static void get(const char *path, const char *token, struct it_resp *r)
 	it_request(&srv, "GET", path, token, NULL, NULL, r);
 }
 
-/* errors[] names a field that starts with prefix */
-static bool field_prefixed(const struct it_resp *r, const char *prefix)
-{
-	const json_t *errs = json_is_object(r->json) ? json_object_get(r->json, "errors") : NULL;
-	size_t i;
-	const json_t *e;
-	json_array_foreach (errs, i, e) {
-		const char *f = it_json_str(e, "field");
-		if (f && strncmp(f, prefix, strlen(prefix)) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* a 422 `code` whose errors[] names `field` exactly (a field under it when !exact; NULL: any) */
-static void expect_422x(const struct it_resp *r, const char *code, const char *field, bool exact,
-			const char *what)
-{
-	if (r->status != 422)
-		fprintf(stderr, "  case: %s\n", what);
-	IT_PROBLEM(r, 422, code);
-	if (!field)
-		return;
-	if (exact)
-		IT_CHECK(it_problem_has_field(r, field), "%s: errors[] does not name \"%s\": %s",
-			 what, field, r->body);
-	else
-		IT_CHECK(field_prefixed(r, field), "%s: errors[] names no field under \"%s\": %s",
-			 what, field, r->body);
-}
+#define expect_422x(r, code, field, exact, what) IT_422(r, code, field, exact, what)
 
 static void expect_422(const struct it_resp *r, const char *code, const char *field,
 		       const char *what)

@@ -190,14 +190,12 @@ static char *token_for(const struct tenant *t, const char *scopes, const char *n
 
 /* ================================================================ requests */
 
+/* body: steals */
 static void send_json(const char *method, const char *path, const char *token, json_t *body,
 		      const char *const *headers, struct it_resp *r)
 {
-	char *text = json_dumps(body, JSON_COMPACT);
-	assert_non_null(text);
+	it_request_json(&srv, method, path, token, body, headers, r);
 	json_decref(body);
-	it_request(&srv, method, path, token, text, headers, r);
-	free(text);
 }
 
 static void get(const char *path, const char *token, struct it_resp *r)
@@ -205,38 +203,7 @@ static void get(const char *path, const char *token, struct it_resp *r)
 	it_request(&srv, "GET", path, token, NULL, NULL, r);
 }
 
-/* errors[] names a field that starts with prefix */
-static bool field_prefixed(const struct it_resp *r, const char *prefix)
-{
-	const json_t *errs = json_is_object(r->json) ? json_object_get(r->json, "errors") : NULL;
-	size_t i;
-	const json_t *e;
-	json_array_foreach (errs, i, e) {
-		const char *f = it_json_str(e, "field");
-		if (f && strncmp(f, prefix, strlen(prefix)) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* a 422 whose errors[] names `field` (exactly when exact, else as a prefix) */
-static void expect_422(const struct it_resp *r, const char *code, const char *field, bool exact,
-		       const char *what)
-{
-	if (r->status != 422)
-		fprintf(stderr, "  case: %s\n", what);
-	IT_PROBLEM(r, 422, code);
-	if (!field)
-		return;
-	if (exact) {
-		if (!it_problem_has_field(r, field))
-			fprintf(stderr, "  case: %s\n", what);
-		IT_FIELD(r, field);
-	} else {
-		IT_CHECK(field_prefixed(r, field), "%s: errors[] names no field under \"%s\": %s",
-			 what, field, r->body);
-	}
-}
+#define expect_422(r, code, field, exact, what) IT_422(r, code, field, exact, what)
 
 /* new: every item of a paginated list, walking next_cursor (limit 200 per page) */
 static json_t *list_all(const char *token, const char *path)

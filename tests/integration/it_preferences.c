@@ -203,10 +203,7 @@ static json_t *pw_body(enum action act, const struct pw *w)
 static void send_json(const char *method, const char *path, const char *token, const json_t *body,
 		      const char *const *headers, struct it_resp *r)
 {
-	char *text = json_dumps(body, JSON_COMPACT);
-	assert_non_null(text);
-	it_request(&srv, method, path, token, text, headers, r);
-	free(text);
+	it_request_json(&srv, method, path, token, body, headers, r);
 }
 
 static void pref_send(const char *token, const struct journal *j, enum action act, const char *key,
