@@ -29,36 +29,37 @@ static int split(char *s, char *seg[MAX_SEGMENTS])
 	return n;
 }
 
-/* Does the template fit the path's segments? Parameters are filled only when fill. */
+/* Does the template fit the path's segments? It is walked in place (no copy: this runs
+ * for every route on every request). Parameters are filled only when fill. */
 static bool fits(const char *tmpl, char *const *seg, int nseg, struct router_match *m, bool fill)
 {
-	char copy[ROUTER_MAX_PATH];
-	char *tseg[MAX_SEGMENTS];
-	if (strlen(tmpl) >= sizeof copy)
-		return false;
-	strcpy(copy, tmpl);
-	int nt = split(copy, tseg);
-	if (nt != nseg)
-		return false;
+	const char *t = tmpl;
 	size_t used = 0;
-	for (int i = 0; i < nt; i++) {
-		size_t len = strlen(tseg[i]);
-		if (len > 2 && tseg[i][0] == '{' && tseg[i][len - 1] == '}') {
-			if (!fill)
-				continue;
-			if (m->nparams == H_MAX_PARAMS || used + len > sizeof m->names)
-				return false;
-			memcpy(m->names + used, tseg[i] + 1, len - 2);
-			m->names[used + len - 2] = '\0';
-			m->params[m->nparams].name = m->names + used;
-			m->params[m->nparams].value = seg[i];
-			m->nparams++;
-			used += len - 1;
-		} else if (strcmp(tseg[i], seg[i]) != 0) {
+	if (*t != '/')
+		return false;
+	for (int i = 0; i < nseg; i++) {
+		if (*t != '/')
+			return false; /* the template has fewer segments */
+		t++;
+		const char *end = strchr(t, '/');
+		size_t len = end ? (size_t)(end - t) : strlen(t);
+		if (len > 2 && t[0] == '{' && t[len - 1] == '}') {
+			if (fill) {
+				if (m->nparams == H_MAX_PARAMS || used + len - 1 > sizeof m->names)
+					return false;
+				memcpy(m->names + used, t + 1, len - 2);
+				m->names[used + len - 2] = '\0';
+				m->params[m->nparams].name = m->names + used;
+				m->params[m->nparams].value = seg[i];
+				m->nparams++;
+				used += len - 1;
+			}
+		} else if (strlen(seg[i]) != len || strncmp(t, seg[i], len) != 0) {
 			return false;
 		}
+		t += len;
 	}
-	return true;
+	return *t == '\0'; /* and no more */
 }
 
 enum router_result router_match(const struct h_route *routes, size_t n, const char *method,
@@ -88,6 +89,9 @@ enum router_result router_match(const struct h_route *routes, size_t n, const ch
 	}
 	if (!path_known)
 		return ROUTER_NOT_FOUND;
+	/* Allow is needed only by a 405 and by a preflight: not on the common path. */
+	if (m->route && strcmp(method, "OPTIONS") != 0)
+		return ROUTER_FOUND;
 	/* Allow lists every method of the templates that fit (sorted, for 405 and preflight). */
 	const char *methods[16];
 	size_t nm = 0;

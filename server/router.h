@@ -16,7 +16,7 @@ struct router_match {
 	const struct h_route *path_route; /* the first route whose template fits (405, metrics) */
 	struct h_param params[H_MAX_PARAMS];
 	size_t nparams;
-	char allow[128];              /* "GET, PUT" for 405 and CORS preflight */
+	char allow[128];              /* "GET, PUT": filled for a 405 and for OPTIONS only */
 	char buf[ROUTER_MAX_PATH];    /* the path's segments, which params point into */
 	char names[ROUTER_MAX_PATH];  /* the parameter names, which params point into */
 };

@@ -56,12 +56,16 @@ static void test_static_route(void **state)
 	assert_ptr_equal(m.route, &routes[R_HEALTH]);
 	assert_ptr_equal(m.route->handler, h_health);
 	assert_int_equal(m.nparams, 0);
+	assert_string_equal(m.allow, ""); /* Allow: only for a 405 or OPTIONS */
+	assert_int_equal(match("OPTIONS", "/healthz"), ROUTER_METHOD_NOT_ALLOWED);
 	assert_string_equal(m.allow, "GET");
 
 	assert_int_equal(match("POST", "/v1/tokens"), ROUTER_FOUND);
 	assert_ptr_equal(m.route, &routes[R_TOKENS_CREATE]);
 	assert_int_equal(match("GET", "/v1/tokens"), ROUTER_FOUND);
 	assert_ptr_equal(m.route, &routes[R_TOKENS_LIST]);
+	assert_string_equal(m.allow, ""); /* Allow: only for a 405 or OPTIONS */
+	assert_int_equal(match("OPTIONS", "/v1/tokens"), ROUTER_METHOD_NOT_ALLOWED);
 	assert_string_equal(m.allow, "GET, POST");
 
 	assert_int_equal(match("GET", "/v1/audit"), ROUTER_FOUND);
@@ -187,6 +191,8 @@ static void test_static_path_beats_template_listed_after(void **state)
 	assert_ptr_equal(m.route, &routes[R_TOKENS_STATS]);
 	assert_int_equal(m.nparams, 0);
 	/* the path fits both: Allow has the methods of both */
+	assert_string_equal(m.allow, ""); /* Allow: only for a 405 or OPTIONS */
+	assert_int_equal(match("OPTIONS", "/v1/tokens/stats"), ROUTER_METHOD_NOT_ALLOWED);
 	assert_string_equal(m.allow, "DELETE, GET");
 	/* the template still serves its own method on that path */
 	assert_int_equal(match("DELETE", "/v1/tokens/stats"), ROUTER_FOUND);
@@ -207,6 +213,9 @@ static void test_first_listed_wins(void **state)
 				      "/items/special", &m), ROUTER_FOUND);
 	assert_ptr_equal(m.route, &template_first[0]);
 	assert_string_equal(param("id"), "special");
+	assert_string_equal(m.allow, ""); /* Allow: only for a 405 or OPTIONS */
+	assert_int_equal(router_match(template_first, N_ELEMS(template_first), "OPTIONS",
+				      "/items/special", &m), ROUTER_METHOD_NOT_ALLOWED);
 	assert_string_equal(m.allow, "GET");
 }
 
@@ -229,6 +238,8 @@ static void test_allow_sorted_and_unique(void **state)
 	assert_int_equal(router_match(many, N_ELEMS(many), "GET", "/x/1", &m), ROUTER_FOUND);
 	assert_ptr_equal(m.route, &many[2]);
 	assert_string_equal(param("id"), "1");
+	assert_string_equal(m.allow, ""); /* Allow: only for a 405 or OPTIONS */
+	assert_int_equal(router_match(many, N_ELEMS(many), "OPTIONS", "/x/1", &m), ROUTER_METHOD_NOT_ALLOWED);
 	assert_string_equal(m.allow, "DELETE, GET, PATCH, POST, PUT");
 
 	/* a root route */
@@ -244,6 +255,8 @@ static void test_match_state_is_reset(void **state)
 	assert_int_equal(m.nparams, 2);
 	assert_int_equal(match("GET", "/healthz"), ROUTER_FOUND);
 	assert_int_equal(m.nparams, 0);
+	assert_string_equal(m.allow, ""); /* Allow: only for a 405 or OPTIONS */
+	assert_int_equal(match("OPTIONS", "/healthz"), ROUTER_METHOD_NOT_ALLOWED);
 	assert_string_equal(m.allow, "GET");
 	assert_int_equal(match("GET", "/nope"), ROUTER_NOT_FOUND);
 	assert_null(m.route);
