@@ -56,6 +56,14 @@ void h_db_failed(struct h_ctx *ctx, enum rg_status st)
 		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
 }
 
+bool h_acquire(struct h_ctx *ctx, struct db_conn **c)
+{
+	enum rg_status st = db_acquire(ctx->pool, c, &ctx->dberr);
+	if (st != RG_OK)
+		h_db_failed(ctx, st);
+	return st == RG_OK;
+}
+
 const char *h_param(const struct h_ctx *ctx, const char *name)
 {
 	for (size_t i = 0; i < ctx->nparams; i++)
@@ -159,11 +167,9 @@ void h_etag(struct h_ctx *ctx, int64_t revision)
 
 bool h_if_match(struct h_ctx *ctx, int64_t revision)
 {
-	char want[32];
-	if (ctx->if_match == NULL || strcmp(ctx->if_match, "*") == 0)
-		return true;
-	snprintf(want, sizeof want, "\"%lld\"", (long long)revision);
-	if (revision >= 0 && strcmp(ctx->if_match, want) == 0)
+	int64_t named = -1;
+	enum h_if_match im = h_if_match_revision(ctx, &named);
+	if (im == H_IF_MATCH_NONE || (im == H_IF_MATCH_REVISION && revision >= 0 && named == revision))
 		return true;
 	h_problem(ctx, 412, "precondition_failed",
 		  "If-Match does not name the current revision.", NULL);

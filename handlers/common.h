@@ -20,6 +20,8 @@ void h_problem(struct h_ctx *ctx, int status, const char *code, const char *deta
 	       json_t *errors);
 /* A 422 validation_failed naming one field. */
 void h_invalid(struct h_ctx *ctx, const char *field, const char *reason);
+/* Borrows a pooled connection; false after answering 503. */
+bool h_acquire(struct h_ctx *ctx, struct db_conn **c) RG_MUSTCHECK;
 /* Answers a failed db/ call: 503 database_unavailable, or 500 internal. */
 void h_db_failed(struct h_ctx *ctx, enum rg_status st);
 /* The value of path parameter `name` (borrowed) or NULL. */

@@ -346,11 +346,9 @@ void h_envelope_create(struct h_ctx *ctx)
 		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
 		return;
 	}
-	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
-	if (st != RG_OK) {
-		h_db_failed(ctx, st);
+	enum rg_status st;
+	if (!h_acquire(ctx, &c))
 		return;
-	}
 	if (!verify(ctx, c, env, ws_id, &v, &ws_revision))
 		goto out;
 	body = json_dumps(env, JSON_COMPACT);

@@ -185,13 +185,33 @@ static json_t *parsed_or_null(const char *text)
 	return v ? v : json_null();
 }
 
-/* Borrows a connection; false after answering 503. */
-static bool connect(struct h_ctx *ctx, struct db_conn **c)
+/* Answers a mutation function's refusal (its outcome is anything but "ok"); false for "ok".
+ * noun names the resource in the detail ("source", "assent", "upstream record"). */
+static bool refused(struct h_ctx *ctx, const struct db_mem_outcome *out, bool if_match_first,
+		    const char *noun)
 {
-	enum rg_status st = db_acquire(ctx->pool, c, &ctx->dberr);
-	if (st != RG_OK)
-		h_db_failed(ctx, st);
-	return st == RG_OK;
+	char detail[96];
+	const char *o = out->outcome;
+	if (strcmp(o, "ok") == 0)
+		return false;
+	if (strcmp(o, "not_found") == 0) {
+		snprintf(detail, sizeof detail, "No such %s.", noun);
+		h_problem(ctx, 404, "not_found", detail, NULL);
+	} else if (strcmp(o, "stale") == 0) {
+		h_stale(ctx, out->current_revision, if_match_first);
+	} else if (strcmp(o, "already_revoked") == 0) {
+		snprintf(detail, sizeof detail, "The %s is already revoked.", noun);
+		h_problem(ctx, 409, "already_revoked", detail, NULL);
+	} else if (strcmp(o, "forbidden") == 0) {
+		snprintf(detail, sizeof detail, "This token may only act on its own %ss.", noun);
+		h_problem(ctx, 403, "forbidden", detail, NULL);
+	} else if (strcmp(o, "upstream_ineligible") == 0) {
+		h_problem(ctx, 409, "upstream_ineligible",
+			  "An upstream record is not eligible for retrieval.", NULL);
+	} else {
+		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+	}
+	return true;
 }
 
 /* Adds {effective_retrieval_state, ineligible_reasons} of a metadata row to o. */
@@ -280,7 +300,7 @@ void h_source_create(struct h_ctx *ctx)
 	s.content_hash = hash;
 	s.source_identity = identity;
 	struct db_actor actor = h_actor(ctx);
-	if (!connect(ctx, &c))
+	if (!h_acquire(ctx, &c))
 		goto out;
 	enum rg_status st = db_mem_admit(c, &actor, &s, &out, &ctx->dberr);
 	db_release(ctx->pool, c);
@@ -457,18 +477,14 @@ void h_source_classify(struct h_ctx *ctx)
 		return;
 	}
 	struct db_actor actor = h_actor(ctx);
-	if (!connect(ctx, &c))
+	if (!h_acquire(ctx, &c))
 		return;
 	enum rg_status st = db_mem_classify(c, &actor, id, expected, classification, &out,
 					    &ctx->dberr);
 	db_release(ctx->pool, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
-	} else if (strcmp(out.outcome, "not_found") == 0) {
-		h_problem(ctx, 404, "not_found", "No such source.", NULL);
-	} else if (strcmp(out.outcome, "stale") == 0) {
-		h_stale(ctx, out.current_revision, if_match_first);
-	} else {
+	} else if (!refused(ctx, &out, if_match_first, "source")) {
 		h_etag(ctx, out.revision);
 		h_reply(ctx, 200,
 			json_pack("{s:s, s:s, s:s, s:I, s:o}", "source_id", id,
@@ -512,7 +528,7 @@ void h_source_readback(struct h_ctx *ctx)
 {
 	struct db_conn *c = NULL;
 	enum rg_status st;
-	if (!connect(ctx, &c))
+	if (!h_acquire(ctx, &c))
 		return;
 	json_t *o = readback(ctx, c, h_param(ctx, "source_id"), &st);
 	db_release(ctx->pool, c);
@@ -537,7 +553,7 @@ void h_source_revoke(struct h_ctx *ctx)
 		return;
 	}
 	struct db_actor actor = h_actor(ctx);
-	if (!connect(ctx, &c))
+	if (!h_acquire(ctx, &c))
 		return;
 	enum rg_status st = db_mem_revoke(c, &actor, id, expected, str(ctx->body, "reason_code"),
 					  &out, &ctx->dberr);
@@ -551,13 +567,7 @@ void h_source_revoke(struct h_ctx *ctx)
 	db_release(ctx->pool, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
-	} else if (strcmp(out.outcome, "not_found") == 0) {
-		h_problem(ctx, 404, "not_found", "No such source.", NULL);
-	} else if (strcmp(out.outcome, "stale") == 0) {
-		h_stale(ctx, out.current_revision, if_match_first);
-	} else if (strcmp(out.outcome, "already_revoked") == 0) {
-		h_problem(ctx, 409, "already_revoked", "The source is already revoked.", NULL);
-	} else {
+	} else if (!refused(ctx, &out, if_match_first, "source")) {
 		h_etag(ctx, out.revision);
 		h_reply(ctx, 200,
 			json_pack("{s:s, s:I, s:o, s:o}", "source_id", id, "revision",
@@ -590,22 +600,14 @@ void h_derivative_create(struct h_ctx *ctx)
 	struct db_actor actor = h_actor(ctx);
 	struct db_mem_outcome out;
 	struct db_conn *c = NULL;
-	if (!connect(ctx, &c))
+	if (!h_acquire(ctx, &c))
 		return;
 	enum rg_status st = db_mem_derive(c, &actor, id, kind, ids, revisions, n, content, hash,
 					  &out, &ctx->dberr);
 	db_release(ctx->pool, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
-	} else if (strcmp(out.outcome, "not_found") == 0) {
-		h_problem(ctx, 404, "not_found", "An upstream record does not exist.", NULL);
-	} else if (strcmp(out.outcome, "stale") == 0) {
-		h_problem(ctx, 409, "stale_revision", "An upstream revision is not current.", NULL);
-		ctx->current_revision = out.current_revision;
-	} else if (strcmp(out.outcome, "upstream_ineligible") == 0) {
-		h_problem(ctx, 409, "upstream_ineligible",
-			  "An upstream record is not eligible for retrieval.", NULL);
-	} else {
+	} else if (!refused(ctx, &out, false, "upstream record")) {
 		snprintf(ctx->location, sizeof ctx->location, "/v1/memory/derivatives/%s", id);
 		h_etag(ctx, 1);
 		h_reply(ctx, 201,
@@ -648,7 +650,7 @@ void h_memory_search(struct h_ctx *ctx)
 	PGresult *res = NULL;
 	struct db_conn *c = NULL;
 	kinds_literal(ctx->body, kinds, sizeof kinds);
-	if (!connect(ctx, &c))
+	if (!h_acquire(ctx, &c))
 		return;
 	enum rg_status st = db_mem_search(c, ctx->tenant_id, str(ctx->body, "query"),
 					  str(ctx->body, "thread_id"), kinds,
@@ -679,7 +681,7 @@ void h_memory_explain(struct h_ctx *ctx)
 	const char *query = str(ctx->body, "query");
 	int limit = int_or(ctx->body, "limit", RG_MEM_SEARCH_LIMIT_DEFAULT);
 	kinds_literal(ctx->body, kinds, sizeof kinds);
-	if (!connect(ctx, &c))
+	if (!h_acquire(ctx, &c))
 		return;
 	enum rg_status st = db_mem_explain(c, ctx->tenant_id, query, str(ctx->body, "thread_id"),
 					   kinds, RG_MEM_EXPLAIN_MAX + 1, &res, &ctx->dberr);
@@ -741,7 +743,7 @@ void h_memory_context(struct h_ctx *ctx)
 		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
 		return;
 	}
-	if (!connect(ctx, &c))
+	if (!h_acquire(ctx, &c))
 		return;
 	enum rg_status st = db_mem_context(c, ctx->tenant_id, str(ctx->body, "query"),
 					   str(ctx->body, "thread_id"), RG_MEM_CANDIDATES_MAX, &res,
@@ -847,7 +849,7 @@ void h_assent_grant(struct h_ctx *ctx)
 	struct db_actor actor = h_actor(ctx);
 	struct db_mem_outcome out;
 	struct db_conn *c = NULL;
-	if (!connect(ctx, &c))
+	if (!h_acquire(ctx, &c))
 		return;
 	enum rg_status st = db_assent_grant(c, &actor, id, owner, identity, expires_ms, &out,
 					    &ctx->dberr);
@@ -872,7 +874,7 @@ void h_assent_revoke(struct h_ctx *ctx)
 	struct db_conn *c = NULL;
 	PGresult *res = NULL;
 	bool if_match_first;
-	if (!connect(ctx, &c))
+	if (!h_acquire(ctx, &c))
 		return;
 	struct db_actor actor = h_actor(ctx);
 	enum rg_status st;
@@ -891,15 +893,8 @@ void h_assent_revoke(struct h_ctx *ctx)
 	st = db_assent_revoke(c, &actor, id, expected, speaks_for(ctx), &out, &ctx->dberr);
 	if (st != RG_OK)
 		goto out;
-	if (strcmp(out.outcome, "not_found") == 0)
-		h_problem(ctx, 404, "not_found", "No such assent.", NULL);
-	else if (strcmp(out.outcome, "forbidden") == 0)
-		h_problem(ctx, 403, "forbidden", "This token may only revoke its own assents.", NULL);
-	else if (strcmp(out.outcome, "stale") == 0)
-		h_stale(ctx, out.current_revision, if_match_first);
-	else if (strcmp(out.outcome, "already_revoked") == 0)
-		h_problem(ctx, 409, "already_revoked", "The assent is already revoked.", NULL);
-	else if ((st = db_assent_get(c, ctx->tenant_id, id, &res, &ctx->dberr)) == RG_OK) {
+	if (!refused(ctx, &out, if_match_first, "assent") &&
+	    (st = db_assent_get(c, ctx->tenant_id, id, &res, &ctx->dberr)) == RG_OK) {
 		h_etag(ctx, out.revision);
 		h_reply(ctx, 200, assent_json(res));
 	}
