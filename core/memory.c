@@ -103,13 +103,6 @@ const char *core_memory_pick_reason(bool thread_disabled, const char *first_reas
 	return within_limit ? "selected" : "beyond_limit";
 }
 
-const char *core_memory_explain_reason(bool thread_disabled, const json_t *reasons,
-				       bool within_limit)
-{
-	return core_memory_pick_reason(thread_disabled,
-				       json_string_value(json_array_get(reasons, 0)), within_limit);
-}
-
 json_t *core_memory_assemble(const struct mem_candidate *c, size_t n, int max_items,
 			     int budget_tokens, const char *receipt_id, json_t **items)
 {

@@ -53,9 +53,6 @@ json_t *core_memory_reasons(const char *stored_csv, bool is_source, bool assent_
  * (NULL when eligible), else selected (within the search limit) or beyond_limit. */
 const char *core_memory_pick_reason(bool thread_disabled, const char *first_reason,
 				    bool within_limit);
-/* The same with the reasons as a JSON array from core_memory_reasons. */
-const char *core_memory_explain_reason(bool thread_disabled, const json_t *reasons,
-				       bool within_limit);
 
 struct mem_candidate {
 	const char *record_id;

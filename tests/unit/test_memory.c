@@ -397,7 +397,14 @@ static void test_reasons_order_every_permutation(void **state)
 	assert_int_equal(count, 5040);
 }
 
-/* ---- core_memory_explain_reason ----------------------------------------------------- */
+/* ---- core_memory_pick_reason ---------------------------------------------------------- */
+
+/* The reason explain gives for a record with these reasons (a core_memory_reasons array). */
+static const char *explain_reason(bool thread_disabled, const json_t *reasons, bool within)
+{
+	return core_memory_pick_reason(thread_disabled,
+				       json_string_value(json_array_get(reasons, 0)), within);
+}
 
 static void test_explain_reason(void **state)
 {
@@ -410,17 +417,17 @@ static void test_explain_reason(void **state)
 
 	/* thread_memory_disabled wins over everything */
 	for (int within = 0; within < 2; within++) {
-		assert_string_equal(core_memory_explain_reason(true, none, within),
+		assert_string_equal(explain_reason(true, none, within),
 				    "thread_memory_disabled");
-		assert_string_equal(core_memory_explain_reason(true, all, within),
+		assert_string_equal(explain_reason(true, all, within),
 				    "thread_memory_disabled");
 	}
 	/* no ineligible reason: selected within the limit, else beyond_limit */
-	assert_string_equal(core_memory_explain_reason(false, none, true), "selected");
-	assert_string_equal(core_memory_explain_reason(false, none, false), "beyond_limit");
+	assert_string_equal(explain_reason(false, none, true), "selected");
+	assert_string_equal(explain_reason(false, none, false), "beyond_limit");
 	/* else the first reason, whatever the limit */
-	assert_string_equal(core_memory_explain_reason(false, all, true), "revoked");
-	assert_string_equal(core_memory_explain_reason(false, all, false), "revoked");
+	assert_string_equal(explain_reason(false, all, true), "revoked");
+	assert_string_equal(explain_reason(false, all, false), "revoked");
 
 	/* for each reason: alone, and with every later reason, the reason is that one */
 	for (size_t i = 0; i < N_REASONS; i++) {
@@ -431,22 +438,22 @@ static void test_explain_reason(void **state)
 		csv_of(idx, n, csv, sizeof csv);
 		json_t *r = core_memory_reasons(csv, true, false);
 		for (int within = 0; within < 2; within++) {
-			assert_string_equal(core_memory_explain_reason(false, r, within), ORDER[i]);
-			assert_string_equal(core_memory_explain_reason(true, r, within),
+			assert_string_equal(explain_reason(false, r, within), ORDER[i]);
+			assert_string_equal(explain_reason(true, r, within),
 					    "thread_memory_disabled");
 		}
 		json_decref(r);
 		csv_of(&i, 1, csv, sizeof csv);
 		r = core_memory_reasons(csv, false, false);
-		assert_string_equal(core_memory_explain_reason(false, r, true), ORDER[i]);
+		assert_string_equal(explain_reason(false, r, true), ORDER[i]);
 		json_decref(r);
 	}
 	/* an expired source explains assent_expired, the derivative upstream_ineligible */
 	json_t *r = core_memory_reasons("classification_cold", true, true);
-	assert_string_equal(core_memory_explain_reason(false, r, true), "assent_expired");
+	assert_string_equal(explain_reason(false, r, true), "assent_expired");
 	json_decref(r);
 	r = core_memory_reasons("", false, true);
-	assert_string_equal(core_memory_explain_reason(false, r, true), "upstream_ineligible");
+	assert_string_equal(explain_reason(false, r, true), "upstream_ineligible");
 	json_decref(r);
 
 	json_decref(all);
