@@ -56,22 +56,28 @@ rg_pg_owner_prefix() {
   fi
 }
 
-# Is TCP port $1 on 127.0.0.1 in use?
+# Is TCP port $1 on 127.0.0.1 taken? Any socket counts, not only listeners: a client
+# connection (or its TIME_WAIT) on that local port makes PostgreSQL's bind fail too.
 rg_port_in_use() {
   local port=$1
   if command -v ss >/dev/null 2>&1; then
-    ss -Htln "sport = :$port" 2>/dev/null | grep -q . && return 0
+    ss -Htan "sport = :$port" 2>/dev/null | grep -q . && return 0
   fi
   # Fall back to (and double-check with) a connect attempt.
   (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
   return 1
 }
 
-# Print a free TCP port in 20000..59999 on 127.0.0.1.
+# Print a free TCP port on 127.0.0.1, below the kernel's ephemeral range (where outgoing
+# connections take their local ports): 20000..(first ephemeral port - 1), or 20000..32767.
 rg_free_port() {
-  local tries port
-  for ((tries = 0; tries < 100; tries++)); do
-    port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+  local tries port lo=20000 hi=32767 eph
+  if read -r eph _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null &&
+     [ "$eph" -gt $((lo + 1000)) ] 2>/dev/null; then
+    hi=$((eph - 1))
+  fi
+  for ((tries = 0; tries < 200; tries++)); do
+    port=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo + 1)))
     if ! rg_port_in_use "$port"; then
       printf '%s\n' "$port"
       return 0
@@ -148,7 +154,7 @@ HBA
       rg_pg_as_owner mkdir -p "$sock"
     fi
     local attempt ok=0
-    for attempt in 1 2 3; do
+    for attempt in 1 2 3 4 5 6; do
       port=$(rg_free_port) || return 1
       local opts="-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$sock"
       [ -z "$RG_PG_EXTRA_OPTS" ] || opts+=" $RG_PG_EXTRA_OPTS"
