@@ -38,8 +38,10 @@ const char *h_provider_create_check(const json_t *body, json_t *errors)
 	const json_t *perms = json_object_get(body, "permissions");
 	size_t i;
 	const json_t *p;
-	json_array_foreach(perms, i, p) if (need && strcmp(json_string_value(p), need) == 0)
-		return NULL;
+	json_array_foreach(perms, i, p) {
+		if (need && strcmp(json_string_value(p), need) == 0)
+			return NULL;
+	}
 	char reason[96];
 	snprintf(reason, sizeof reason, "must hold %s for this protocol", need ? need : "?");
 	core_fields_error(errors, "permissions", reason);
