@@ -167,9 +167,9 @@ const char *core_provider_permission(const char *protocol)
 
 bool core_provider_url_valid(const char *url)
 {
-	if (url == NULL || strlen(url) > RG_PROVIDER_URL_MAX)
+	size_t len, skip;
+	if (url == NULL || (len = strlen(url)) > RG_PROVIDER_URL_MAX)
 		return false;
-	size_t len = strlen(url), skip;
 	if (starts_with_ci(url, len, "http://"))
 		skip = 7;
 	else if (starts_with_ci(url, len, "https://"))
@@ -206,20 +206,17 @@ enum core_resolve core_provider_resolve(const struct core_provider_cand *cands, 
 		const struct core_provider_cand *c = &cands[i];
 		if (strcmp(c->protocol, protocol) != 0)
 			continue;
-		if (explicit_id != NULL) {
-			if (strcmp(c->extension_id, explicit_id) != 0)
-				continue;
+		if (explicit_id != NULL && strcmp(c->extension_id, explicit_id) == 0) {
 			if (!c->enabled)
 				return CORE_RESOLVE_DISABLED;
 			if (!c->ready)
 				return CORE_RESOLVE_NOT_READY;
-		} else if (!c->enabled || !c->ready) {
-			continue;
-		}
-		if (count++ == 0)
 			found = i;
-		if (explicit_id != NULL)
+			count = 1;
 			break; /* extension ids are unique in a tenant */
+		}
+		if (explicit_id == NULL && c->enabled && c->ready && count++ == 0)
+			found = i;
 	}
 	if (count == 0)
 		return CORE_RESOLVE_MISSING;
@@ -266,7 +263,8 @@ static bool word_is_url(const char *w, size_t n)
 	       starts_with_ci(w, n, "mailto:") || starts_with_ci(w, n, "file:");
 }
 
-/* x@y.z: a byte before the first '@' that has one, then a '.' with bytes on both sides. */
+/* x@y.z: an '@' past the word's first byte, then a '.' with bytes on both sides (the first
+ * such '@' leaves the most room for the '.'). */
 static bool word_is_email(const char *w, size_t n)
 {
 	const char *at = n > 1 ? memchr(w + 1, '@', n - 1) : NULL;
@@ -289,7 +287,7 @@ static bool last_segment_has_extension(const char *w, size_t n)
 
 static bool word_is_path(const char *w, size_t n)
 {
-	if (n >= 2 && w[0] == '/' && w[1] != '/' && w[1] != ' ')
+	if (n >= 2 && w[0] == '/' && w[1] != '/') /* a word holds no space */
 		return true;
 	if (starts_with_ci(w, n, "~/") || starts_with_ci(w, n, "./") ||
 	    starts_with_ci(w, n, "../"))
@@ -347,7 +345,7 @@ bool core_dc_scope_normalise(const char *scope_ref, char *out, size_t n)
 void core_dc_provider_ref(const char *extension_id, const char *namespace_,
 			  const char *resource_ref, char out[RG_PROVIDER_REF_SIZE])
 {
-	char buf[RG_MAX_ID_BYTES + 1 + RG_DC_NAMESPACE_MAX + 1 + RG_DC_RESOURCE_REF_MAX + 1];
+	char buf[RG_MAX_ID_BYTES + 1 + RG_DC_NAMESPACE_MAX + 1 + RG_DC_RESOURCE_REF_MAX];
 	char hex[RG_SHA256_HEX_LEN + 1];
 	size_t a = strlen(extension_id), b = strlen(namespace_), c = strlen(resource_ref);
 	out[0] = '\0';

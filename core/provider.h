@@ -186,8 +186,8 @@ const char *core_sp_failure_name(enum core_sp_failure f);
  * INVALID_CORPUS_INVENTORY, wherever the faults lie.
  * On OK, *items_out is a new array of the first `limit` items ({preference_ref, summary}
  * copies; limit ≤ 0 keeps none) and *truncated tells whether any were dropped. *why
- * (static) names the broken rule on failure. On failure *items_out is NULL, *truncated
- * false and *why NULL on OK. Any out pointer may be NULL. */
+ * (static) names the broken rule on failure, NULL on OK. On failure *items_out is NULL and
+ * *truncated false. Any out pointer may be NULL. */
 enum core_sp_failure core_sp_validate_response(const json_t *resp, int limit,
 					       json_t **items_out, bool *truncated,
 					       const char **why);
