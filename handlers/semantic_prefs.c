@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/problem.h"
 #include "db/providers.h"
 #include "handlers/common.h"
 #include "handlers/handlers.h"
@@ -94,10 +93,7 @@ void h_sp_config_put(struct h_ctx *ctx)
 		if (st == RG_STALE) {
 			st = db_sp_config_get(c, ctx->tenant_id, &res, &ctx->dberr);
 			if (st == RG_OK)
-				h_stale(ctx, PQntuples(res) ? db_int(res, 0, 0) : 0,
-					if_match_first);
-			if (st == RG_OK && PQntuples(res) == 0)
-				ctx->current_revision = PROBLEM_NULL_REVISION;
+				h_stale_row(ctx, res, 0, if_match_first);
 		}
 	}
 	db_release(ctx->pool, c);
