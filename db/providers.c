@@ -168,7 +168,7 @@ enum rg_status db_provider_list(struct db_conn *c, const char *tenant, int64_t a
 {
 	char a[24], l[16];
 	snprintf(a, sizeof a, "%lld", (long long)after);
-	snprintf(l, sizeof l, "%d", limit);
+	snprintf(l, sizeof l, "%d", limit + 1);
 	const char *params[] = {tenant, a, l};
 	return db_exec(c, &list_stmt, params, res, err);
 }

@@ -29,7 +29,8 @@ enum rg_status db_provider_create(struct db_conn *c, const struct db_actor *a,
 /* 0 or 1 provider row. */
 enum rg_status db_provider_get(struct db_conn *c, const char *tenant, const char *id,
 			       PGresult **res, struct db_error *err) RG_MUSTCHECK;
-/* Provider rows with seq > after, in seq order, at most limit. */
+/* Provider rows with seq > after, in seq order: at most limit + 1 (the extra row tells
+ * that a next page exists). */
 enum rg_status db_provider_list(struct db_conn *c, const char *tenant, int64_t after,
 				int limit, PGresult **res, struct db_error *err) RG_MUSTCHECK;
 
