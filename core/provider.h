@@ -18,6 +18,7 @@
 
 #define RG_PROVIDER_URL_MAX 2048
 #define RG_DC_MAX_RESULTS 8
+#define RG_DC_NAMESPACE_MAX 120
 #define RG_DC_RESOURCE_REF_MAX 512
 #define RG_DC_SUMMARY_MAX 220
 #define RG_DC_CONTENT_MAX 16000
@@ -40,13 +41,14 @@
 const char *core_provider_permission(const char *protocol);
 
 /* An endpoint or doctor URL we are willing to call: "http://" or "https://" (scheme
- * case-insensitive), a non-empty host, no userinfo ('@' before the first '/' after the
- * scheme), no fragment ('#'), no byte ≤ 0x20 or ≥ 0x7f, at most RG_PROVIDER_URL_MAX bytes. */
+ * case-insensitive), a non-empty host (the bytes after "://" up to the first '/', '?' or
+ * ':'), no userinfo ('@' before the first '/' after the scheme), no fragment ('#'), no byte
+ * ≤ 0x20 or ≥ 0x7f, at most RG_PROVIDER_URL_MAX bytes. NULL → false. */
 bool core_provider_url_valid(const char *url);
 
 /* The URL the doctor calls: doctor_url when non-NULL, else endpoint_url + "/doctor" (one
- * trailing '/' of the endpoint dropped first). Writes into out[n]; false when it does not
- * fit. */
+ * trailing '/' of the endpoint dropped first). Writes into out[n] (NUL included); false when
+ * it does not fit, and then out is "" (n > 0). */
 bool core_provider_doctor_url(const char *endpoint_url, const char *doctor_url, char *out,
 			      size_t n);
 
@@ -69,7 +71,8 @@ enum core_resolve {
 /* Picks the provider of `protocol` among cands[0..n): with explicit_id, the candidate of that
  * id (none, or one of another protocol → MISSING; disabled → DISABLED; enabled but not ready
  * → NOT_READY); without, the single enabled and ready candidate of the protocol (none →
- * MISSING, several → AMBIGUOUS). On OK *chosen is its index. */
+ * MISSING, several → AMBIGUOUS). Only a NULL explicit_id means "without" ("" is an id that
+ * matches nothing). On OK *chosen is its index (chosen may be NULL); otherwise untouched. */
 enum core_resolve core_provider_resolve(const struct core_provider_cand *cands, size_t n,
 					const char *protocol, const char *explicit_id,
 					size_t *chosen);
@@ -85,13 +88,15 @@ enum core_doctor {
 	CORE_DOCTOR_MISMATCH, /* doctor_protocol_mismatch: protocol is another string */
 };
 /* Judges a parsed doctor answer (borrowed; NULL = not JSON → INVALID). Members other than
- * ok and protocol are ignored. */
+ * ok and protocol are ignored; ok must be JSON true (not 1, not "true"). */
 enum core_doctor core_doctor_check(const json_t *answer, const char *protocol);
 
 /* ---- decision context (§7) ------------------------------------------------------- */
 
 /* query_summary must be public-safe: false when any whitespace-separated word (leading
- * and trailing quotes and brackets ("'`([{<  >}])'".,;:!?) stripped) is
+ * quotes and brackets "'`([{< and trailing quotes, brackets and punctuation "'`>}]).,;:!?
+ * stripped — the backtick both ends, so `src/main.c` is caught; whitespace is ASCII
+ * space, \t \n \v \f \r) is
  *   a URL: contains "://", or starts with "www." / "mailto:" / "file:" (case-insensitive);
  *   an e-mail address: x@y.z — at least one byte before '@' and a '.' after it with bytes
  *     on both sides;
@@ -101,23 +106,26 @@ enum core_doctor core_doctor_check(const json_t *answer, const char *protocol);
  * ("and/or", "n/a", "1/2" and "w/o" pass.) */
 bool core_dc_summary_public_safe(const char *s);
 
-/* scope_ref normalised before the provider boundary: "codex://threads/<id>" with <id> made
- * of 1..256 bytes of [A-Za-z0-9._:-] → "host-session:codex:<id>"; anything else is copied
- * unchanged. Writes into out[n]; false when it does not fit. */
+/* scope_ref normalised before the provider boundary: "codex://threads/<id>" (prefix
+ * case-sensitive) with <id> made of 1..256 bytes of [A-Za-z0-9._:-] →
+ * "host-session:codex:<id>"; anything else is copied unchanged. Writes into out[n] (NUL
+ * included); false when it does not fit, and then out is "" (n > 0). */
 bool core_dc_scope_normalise(const char *scope_ref, char *out, size_t n);
 
 /* "provider-" + the first 20 hex digits of SHA-256(extension_id "\n" namespace "\n"
- * resource_ref). */
+ * resource_ref). The inputs are validated values within their bounds (RG_MAX_ID_BYTES,
+ * RG_DC_NAMESPACE_MAX, RG_DC_RESOURCE_REF_MAX), hashed without allocating; a longer one is
+ * a caller's bug and gives "" (never a hash of a truncated input). */
 void core_dc_provider_ref(const char *extension_id, const char *namespace_,
 			  const char *resource_ref, char out[RG_PROVIDER_REF_SIZE]);
 
 /* min(request, provider) seconds. */
 double core_dc_deadline_seconds(double request_timeout, int provider_timeout);
 
-/* decision_context_advisory_retrieve_request_v0 (new): schema_version
- * "decision_context_advisory_retrieve_request_v0", operation "retrieve", namespace,
- * scope_ref (already normalised), query, query_summary, max_results, timeout_seconds (a
- * JSON integer when integral, else a real), observed_at. */
+/* decision_context_advisory_retrieve_request_v0 (new; NULL when memory runs out):
+ * schema_version "decision_context_advisory_retrieve_request_v0", operation "retrieve",
+ * namespace, scope_ref (already normalised), query, query_summary, max_results,
+ * timeout_seconds (a JSON integer when integral, else a real), observed_at. */
 json_t *core_dc_request(const char *namespace_, const char *scope_ref, const char *query,
 			const char *query_summary, int max_results, double timeout_seconds,
 			const char *observed_at);
@@ -133,9 +141,11 @@ enum core_dc_verdict {
  * either status "completed", reason_code null and an array of at most max_results items,
  * each exactly {resource_ref (string 1..512 bytes), summary (1..220), content (1..16000),
  * score (a JSON number — integer or real — or null)}; or status "unavailable", reason_code
- * a string of 1..120 bytes without whitespace, and items []. *reason_code (borrowed from
- * resp) is set for UNAVAILABLE; *why (static text for the operator log: it never quotes
- * the response) for INVALID. Either out pointer may be NULL. */
+ * a string of 1..120 bytes without (ASCII) whitespace, and items []. Unknown members are
+ * judged before missing ones, both before any value. *reason_code (borrowed from resp) is
+ * set for UNAVAILABLE, NULL otherwise; *why (static text for the operator log: it never
+ * quotes the response) for INVALID, NULL otherwise. Either out pointer may be NULL. A
+ * negative max_results allows no item. */
 enum core_dc_verdict core_dc_validate_response(const json_t *resp, int max_results,
 					       const char **reason_code, const char **why);
 
@@ -146,8 +156,8 @@ bool core_sp_surface_valid(const char *s);
 /* A context key: ^[a-z][a-z0-9_-]{0,63}$ */
 bool core_sp_context_key_valid(const char *s);
 
-/* semantic_preference_provider_request_v0 (new): schema_version, surface, query, limit,
- * context (borrowed object; NULL → {}). */
+/* semantic_preference_provider_request_v0 (new; NULL when memory runs out):
+ * schema_version, surface, query, limit, context (borrowed object, deep-copied; NULL → {}). */
 json_t *core_sp_request(const char *surface, const char *query, int limit,
 			const json_t *context);
 
@@ -171,9 +181,13 @@ const char *core_sp_failure_name(enum core_sp_failure f);
  * (string 1..512 or null), source_of_truth (1..512), writeback_triggers (array of unique
  * strings from explicit_feedback|source_truth_changed), closure_policy
  * none|write_wait_l2_read_scoped_recall} — otherwise INVALID_CORPUS_INVENTORY.
+ * (corpus_inventory: null is present and not an array.) When a response breaks several
+ * rules, INVALID_RESPONSE wins over ITEM_TOO_LARGE, which wins over
+ * INVALID_CORPUS_INVENTORY, wherever the faults lie.
  * On OK, *items_out is a new array of the first `limit` items ({preference_ref, summary}
- * copies) and *truncated tells whether any were dropped. *why (static) names the broken
- * rule on failure. */
+ * copies; limit ≤ 0 keeps none) and *truncated tells whether any were dropped. *why
+ * (static) names the broken rule on failure, NULL on OK. On failure *items_out is NULL and
+ * *truncated false. Any out pointer may be NULL. */
 enum core_sp_failure core_sp_validate_response(const json_t *resp, int limit,
 					       json_t **items_out, bool *truncated,
 					       const char **why);
@@ -187,9 +201,12 @@ json_t *core_sp_guidance(const json_t *inventory);
 
 /* The first 16 hex digits of SHA-256(ref). */
 void core_digest16(const char *ref, char out[RG_DIGEST16_SIZE]);
-/* A new array of the digests of the strings of `refs` (borrowed array), sorted, unique. */
+/* A new array of the digests of the strings of `refs` (borrowed array), sorted, unique.
+ * Elements that are not strings are skipped; a NULL or non-array refs gives []. Meant for
+ * the contract's short lists (≤ 20 refs): insertion sort. */
 json_t *core_sp_digests(const json_t *refs);
-/* A new array of the strings of `strings` (borrowed array), sorted (bytewise), unique. */
+/* A new array of the strings of `strings` (borrowed array), sorted (bytewise), unique. Same
+ * rules for non-strings and non-arrays. */
 json_t *core_sorted_unique(const json_t *strings);
 
 #endif

@@ -21,6 +21,31 @@ struct h_param {
 struct h_ctx;
 typedef void (*h_handler)(struct h_ctx *ctx);
 
+/* An outbound call to a provider (server/outbound.c does the HTTP; see
+ * docs/providers-contract.md for its transport rules). */
+#define H_CALL_BODY_MAX (1024 * 1024)
+enum h_call_outcome {
+	H_CALL_OK = 0,       /* a 2xx answer; its body in the result */
+	H_CALL_HTTP_ERROR,   /* any other status, a redirect included (never followed) */
+	H_CALL_TIMEOUT,      /* the deadline passed (connecting or reading) */
+	H_CALL_UNREACHABLE,  /* resolve, connect, TLS or transport failure */
+	H_CALL_OVERSIZE,     /* more than H_CALL_BODY_MAX bytes */
+};
+struct h_call {
+	const char *method;   /* "GET" or "POST" */
+	const char *url;      /* http:// or https:// */
+	const char *body;     /* POST body (JSON) or NULL */
+	size_t body_len;
+	unsigned deadline_ms; /* connect + transfer, ≥ 1 */
+};
+struct h_call_result {
+	enum h_call_outcome outcome;
+	long http_status;     /* 0 when no answer came */
+	char *body;           /* new (free()), NUL-terminated; NULL unless H_CALL_OK */
+	size_t body_len;
+	long long latency_ms; /* wall time of the call */
+};
+
 struct h_route {
 	const char *method;             /* "GET", "PUT", ... */
 	const char *path;               /* template: "/v1/threads/{thread_id}/memory-mode" */
@@ -51,6 +76,13 @@ struct h_ctx {
 	const char *(*query)(const struct h_ctx *ctx, const char *name); /* query argument */
 	void (*token_deleted)(const char *sha256_hex); /* drop from the verification cache */
 	char *(*metrics_text)(size_t *len);            /* new: free() it */
+	/* Calls a provider (blocking, bounded by call->deadline_ms; passes the request's
+	 * traceparent on). Never call it while holding a database connection. */
+	void (*provider_call)(const struct h_ctx *ctx, const struct h_call *call,
+			      struct h_call_result *out);
+	/* Counts one provider call: call "retrieve" | "recall" | "doctor", outcome "ok" |
+	 * "unavailable" | "invalid" | "http_error" | "timeout" | "unreachable" | "oversize". */
+	void (*provider_observe)(const char *call, const char *outcome);
 	void *server_data;
 
 	/* reply, rendered by server/ */

@@ -211,6 +211,14 @@ void h_stale(struct h_ctx *ctx, int64_t current, bool if_match_first)
 	ctx->current_revision = current;
 }
 
+void h_stale_row(struct h_ctx *ctx, const PGresult *res, int col, bool if_match_first)
+{
+	bool found = PQntuples(res) > 0;
+	h_stale(ctx, found ? db_int(res, 0, col) : 0, if_match_first);
+	if (!found)
+		ctx->current_revision = PROBLEM_NULL_REVISION;
+}
+
 struct db_actor h_actor(const struct h_ctx *ctx)
 {
 	struct db_actor a = {ctx->tenant_id, ctx->token_id, ctx->request_id};

@@ -244,9 +244,7 @@ void h_snapshot_put(struct h_ctx *ctx)
 	if (st == RG_STALE) {
 		st = db_workspace_get(c, ctx->tenant_id, id, &res, &ctx->dberr);
 		if (st == RG_OK)
-			h_stale(ctx, PQntuples(res) ? db_int(res, 0, 0) : 0, if_match_first);
-		if (st == RG_OK && PQntuples(res) == 0)
-			ctx->current_revision = PROBLEM_NULL_REVISION;
+			h_stale_row(ctx, res, 0, if_match_first);
 	}
 out:
 	db_release(ctx->pool, c);

@@ -72,4 +72,30 @@ void h_relevance_check(struct h_ctx *ctx);
 void h_audit_list(struct h_ctx *ctx);
 void h_audit_verify(struct h_ctx *ctx);
 
+/* providers (handlers/providers.c, decision_context.c, semantic_prefs.c) */
+extern const struct field_spec h_provider_create_body[];
+extern const struct field_spec h_provider_patch_body[];
+const char *h_provider_create_check(const json_t *body, json_t *errors);
+void h_provider_create(struct h_ctx *ctx);
+void h_provider_list(struct h_ctx *ctx);
+void h_provider_get(struct h_ctx *ctx);
+void h_provider_patch(struct h_ctx *ctx);
+void h_provider_delete(struct h_ctx *ctx);
+void h_provider_doctor(struct h_ctx *ctx);
+
+extern const struct field_spec h_dc_retrieve_body[];
+void h_dc_retrieve(struct h_ctx *ctx);
+void h_dc_receipt_get(struct h_ctx *ctx);
+void h_dc_sync(struct h_ctx *ctx);
+
+extern const struct field_spec h_sp_config_body[];
+extern const struct field_spec h_sp_recall_body[];
+extern const struct field_spec h_sp_application_body[];
+extern const struct field_spec h_sp_maintenance_body[];
+void h_sp_config_get(struct h_ctx *ctx);
+void h_sp_config_put(struct h_ctx *ctx);
+void h_sp_recall(struct h_ctx *ctx);
+void h_sp_application_receipt(struct h_ctx *ctx);
+void h_sp_maintenance_receipt(struct h_ctx *ctx);
+
 #endif

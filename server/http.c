@@ -20,6 +20,7 @@
 #include "server/auth.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/outbound.h"
 #include "server/router.h"
 
 #define DRAIN_FACTOR 8
@@ -155,6 +156,12 @@ static const char *ctx_query(const struct h_ctx *ctx, const char *name)
 static char *ctx_metrics(size_t *len)
 {
 	return metrics_render(len);
+}
+
+static void ctx_provider_call(const struct h_ctx *ctx, const struct h_call *call,
+			      struct h_call_result *out)
+{
+	outbound_call(call, ctx->traceparent, out);
 }
 
 static bool json_content_type(const char *ct)
@@ -323,6 +330,8 @@ static enum MHD_Result dispatch(struct request *r)
 		.query = ctx_query,
 		.token_deleted = auth_forget,
 		.metrics_text = ctx_metrics,
+		.provider_call = ctx_provider_call,
+		.provider_observe = metrics_provider,
 		.server_data = r->conn,
 		.current_revision = -1,
 	};

@@ -21,6 +21,13 @@ struct slot {
 	atomic_ullong sum_us;
 };
 
+static const char *const call_names[] = {"retrieve", "recall", "doctor"};
+static const char *const outcome_names[] = {"ok",      "unavailable", "invalid",  "http_error",
+					    "timeout", "unreachable", "oversize"};
+#define N_CALLS (sizeof call_names / sizeof call_names[0])
+#define N_OUTCOMES (sizeof outcome_names / sizeof outcome_names[0])
+static atomic_ullong provider_calls[N_CALLS][N_OUTCOMES];
+
 static struct {
 	const char *const *names;
 	size_t n_routes;
@@ -76,6 +83,22 @@ void metrics_observe(size_t route, const char *method, int status, double second
 		b++;
 	atomic_fetch_add(&s->bucket[b], 1);
 	atomic_fetch_add(&s->sum_us, (unsigned long long)(seconds * 1e6));
+}
+
+static size_t name_index(const char *const *names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return i;
+	return n;
+}
+
+void metrics_provider(const char *call, const char *outcome)
+{
+	size_t c = name_index(call_names, N_CALLS, call);
+	size_t o = name_index(outcome_names, N_OUTCOMES, outcome);
+	if (c < N_CALLS && o < N_OUTCOMES)
+		atomic_fetch_add(&provider_calls[c][o], 1);
 }
 
 static const char *route_name(size_t r)
@@ -139,6 +162,11 @@ char *metrics_render(size_t *len)
 		"# HELP recallgate_provider_calls_total Outbound provider calls by outcome.\n"
 		"# TYPE recallgate_provider_calls_total counter\n",
 		ps.size, ps.in_use, ps.waiting, (unsigned long long)ps.acquire_timeouts);
+	for (size_t c = 0; c < N_CALLS; c++)
+		for (size_t o = 0; o < N_OUTCOMES; o++)
+			fprintf(f, "recallgate_provider_calls_total{call=\"%s\",outcome=\"%s\"} %llu\n",
+				call_names[c], outcome_names[o],
+				atomic_load(&provider_calls[c][o]));
 	fclose(f);
 	return buf;
 }

@@ -10,6 +10,8 @@
  * the process lifetime. */
 void metrics_init(const char *const *route_names, size_t n_routes, struct db_pool *pool);
 void metrics_observe(size_t route_index, const char *method, int status, double seconds);
+/* Counts one provider call (names as struct h_ctx.provider_observe says; others ignored). */
+void metrics_provider(const char *call, const char *outcome);
 /* The exposition text (new: free()), length in *len. */
 char *metrics_render(size_t *len);
 void metrics_shutdown(void);

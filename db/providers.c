@@ -1,0 +1,272 @@
+#include "db/providers.h"
+
+#include <stdio.h>
+
+#define PROV_COLS                                                                          \
+	"extension_id, protocol, endpoint_url, doctor_url, timeout_seconds, permissions::text," \
+	" enabled, revision, doctor_verified_revision, epoch_ms(created_at),"                   \
+	" epoch_ms(updated_at), seq"
+
+#define AUDIT_INSERT                                                                        \
+	" aud AS (INSERT INTO audit_log (tenant_id, actor_token_id, action, resource_type,"  \
+	"  resource_id, revision_before, revision_after, request_id, details)"
+
+static const struct db_stmt create_stmt = {
+	"provider_create",
+	"WITH p AS (INSERT INTO providers (tenant_id, extension_id, protocol, endpoint_url,"
+	"  doctor_url, timeout_seconds, permissions, enabled, revision, created_at, updated_at)"
+	"  VALUES ($1, $4, $5, $6, $7, $8::int, $9::jsonb, $10::boolean, 1,"
+	"   date_trunc('milliseconds', now()), date_trunc('milliseconds', now()))"
+	"  ON CONFLICT (tenant_id, extension_id) DO NOTHING RETURNING *),"
+	AUDIT_INSERT
+	"  SELECT $1, $2, 'provider.registered', 'provider', p.extension_id, NULL, 1, $3,"
+	"   jsonb_build_object('protocol', p.protocol, 'enabled', p.enabled,"
+	"    'endpoint_sha256', encode(sha256(convert_to(p.endpoint_url, 'UTF8')), 'hex'))"
+	"  FROM p)"
+	" SELECT " PROV_COLS " FROM p",
+	10, false};
+
+static const struct db_stmt get_stmt = {
+	"provider_get",
+	"SELECT " PROV_COLS " FROM providers WHERE tenant_id = $1 AND extension_id = $2",
+	2, false};
+
+static const struct db_stmt list_stmt = {
+	"provider_list",
+	"SELECT " PROV_COLS " FROM providers WHERE tenant_id = $1 AND seq > $2::bigint"
+	" ORDER BY seq LIMIT $3::int",
+	3, false};
+
+/* In SET and in the CASE the columns are the old row's values. */
+static const struct db_stmt patch_stmt = {
+	"provider_patch",
+	"WITH p AS (UPDATE providers SET"
+	"  enabled = coalesce($6::boolean, enabled),"
+	"  endpoint_url = coalesce($7, endpoint_url),"
+	"  doctor_url = CASE WHEN $8::boolean THEN $9 ELSE doctor_url END,"
+	"  timeout_seconds = coalesce($10::int, timeout_seconds),"
+	"  doctor_verified_revision = CASE"
+	"   WHEN ($7 IS NOT NULL AND $7 <> endpoint_url)"
+	"     OR ($8::boolean AND $9 IS DISTINCT FROM doctor_url) THEN NULL"
+	"   WHEN doctor_verified_revision = revision THEN revision + 1 ELSE NULL END,"
+	"  revision = revision + 1,"
+	"  updated_at = date_trunc('milliseconds', now())"
+	"  WHERE tenant_id = $1 AND extension_id = $4 AND revision = $5::bigint RETURNING *),"
+	AUDIT_INSERT
+	"  SELECT $1, $2, 'provider.updated', 'provider', p.extension_id, p.revision - 1,"
+	"   p.revision, $3, jsonb_build_object('enabled', p.enabled,"
+	"    'doctor_ready', p.doctor_verified_revision IS NOT DISTINCT FROM p.revision,"
+	"    'endpoint_changed', $7 IS NOT NULL,"
+	"    'endpoint_sha256', encode(sha256(convert_to(p.endpoint_url, 'UTF8')), 'hex'))"
+	"  FROM p)"
+	" SELECT " PROV_COLS " FROM p",
+	10, false};
+
+static const struct db_stmt delete_stmt = {
+	"provider_delete",
+	"WITH p AS (DELETE FROM providers WHERE tenant_id = $1 AND extension_id = $4"
+	"  AND ($5::bigint = 0 OR revision = $5::bigint) RETURNING extension_id, revision),"
+	AUDIT_INSERT
+	"  SELECT $1, $2, 'provider.deleted', 'provider', p.extension_id, p.revision, NULL, $3,"
+	"   '{}'::jsonb FROM p)"
+	" SELECT revision FROM p",
+	5, false};
+
+static const struct db_stmt doctor_stmt = {
+	"provider_doctor_record",
+	"WITH p AS (UPDATE providers SET doctor_verified_revision ="
+	"  CASE WHEN $6::boolean THEN revision ELSE NULL END"
+	"  WHERE tenant_id = $1 AND extension_id = $4 AND revision = $5::bigint"
+	"  RETURNING extension_id, revision),"
+	AUDIT_INSERT
+	"  SELECT $1, $2, 'provider.doctor_checked', 'provider', p.extension_id, p.revision,"
+	"   p.revision, $3, jsonb_build_object('doctor_ready', $6::boolean, 'reason_code', $7::text)"
+	"  FROM p)"
+	" SELECT revision FROM p",
+	7, false};
+
+#define CAND_COLS                                                                          \
+	"p.extension_id, p.protocol, p.enabled,"                                              \
+	" p.doctor_verified_revision IS NOT DISTINCT FROM p.revision, p.endpoint_url,"        \
+	" p.timeout_seconds, p.revision"
+
+static const struct db_stmt cand_stmt = {
+	"provider_candidates",
+	"SELECT " CAND_COLS " FROM providers p"
+	" WHERE p.tenant_id = $1 AND (p.protocol = $2 OR p.extension_id = $3) ORDER BY p.seq",
+	3, false};
+
+static const struct db_stmt receipt_put_stmt = {
+	"dc_receipt_put",
+	"INSERT INTO decision_context_receipts (tenant_id, receipt_id, receipt)"
+	" VALUES ($1, $2, $3::jsonb)",
+	3, false};
+
+static const struct db_stmt receipt_get_stmt = {
+	"dc_receipt_get",
+	"SELECT receipt::text FROM decision_context_receipts"
+	" WHERE tenant_id = $1 AND receipt_id = $2",
+	2, false};
+
+static const struct db_stmt sp_get_stmt = {
+	"sp_config_get",
+	"SELECT revision, config::text FROM semantic_preference_configs WHERE tenant_id = $1",
+	1, false};
+
+/* Expected 0 inserts (a concurrent first write loses on the key); later writes update
+ * under the revision guard. */
+static const struct db_stmt sp_put_stmt = {
+	"sp_config_put",
+	"WITH ins AS (INSERT INTO semantic_preference_configs (tenant_id, revision, config,"
+	"  updated_at) SELECT $1, 1, $5::jsonb, now() WHERE $4::bigint = 0"
+	"  ON CONFLICT (tenant_id) DO NOTHING RETURNING revision),"
+	" upd AS (UPDATE semantic_preference_configs SET revision = revision + 1,"
+	"  config = $5::jsonb, updated_at = now()"
+	"  WHERE tenant_id = $1 AND revision = $4::bigint AND $4::bigint > 0 RETURNING revision),"
+	" done AS (SELECT revision FROM ins UNION ALL SELECT revision FROM upd),"
+	AUDIT_INSERT
+	"  SELECT $1, $2, 'semantic_preference_config.updated', 'semantic_preference_config',"
+	"   'config', nullif(done.revision - 1, 0), done.revision, $3,"
+	"   jsonb_build_object('config_sha256', encode(sha256(convert_to($5::jsonb::text, 'UTF8')), 'hex'),"
+	"    'surface_count', (SELECT count(*) FROM jsonb_object_keys($5::jsonb -> 'surfaces')))"
+	"  FROM done)"
+	" SELECT revision FROM done",
+	5, false};
+
+static const struct db_stmt sp_recall_stmt = {
+	"sp_recall_read",
+	"SELECT c.revision, c.config::text, " CAND_COLS
+	" FROM (SELECT 1) one"
+	" LEFT JOIN semantic_preference_configs c ON c.tenant_id = $1"
+	" LEFT JOIN providers p ON p.tenant_id = $1"
+	"  AND (p.protocol = 'semantic_preference_provider_v0'"
+	"   OR p.extension_id = c.config -> 'provider' ->> 'extension_id')"
+	" ORDER BY p.seq",
+	1, false};
+
+enum rg_status db_provider_create(struct db_conn *c, const struct db_actor *a,
+				  const struct db_provider_new *p, PGresult **res,
+				  struct db_error *err)
+{
+	char timeout[16];
+	snprintf(timeout, sizeof timeout, "%d", p->timeout_seconds);
+	const char *params[] = {p->extension_id, p->protocol, p->endpoint_url, p->doctor_url,
+				timeout, p->permissions_json, p->enabled ? "t" : "f"};
+	enum rg_status st = db_exec_audited(c, &create_stmt, a, params, res, err);
+	return st == RG_STALE ? RG_CONFLICT : st;
+}
+
+enum rg_status db_provider_get(struct db_conn *c, const char *tenant, const char *id,
+			       PGresult **res, struct db_error *err)
+{
+	const char *params[] = {tenant, id};
+	return db_exec(c, &get_stmt, params, res, err);
+}
+
+enum rg_status db_provider_list(struct db_conn *c, const char *tenant, int64_t after,
+				int limit, PGresult **res, struct db_error *err)
+{
+	char a[24], l[16];
+	snprintf(a, sizeof a, "%lld", (long long)after);
+	snprintf(l, sizeof l, "%d", limit);
+	const char *params[] = {tenant, a, l};
+	return db_exec(c, &list_stmt, params, res, err);
+}
+
+enum rg_status db_provider_patch(struct db_conn *c, const struct db_actor *a,
+				 const struct db_provider_patch *p, PGresult **res,
+				 struct db_error *err)
+{
+	char expected[24], timeout[16];
+	snprintf(expected, sizeof expected, "%lld", (long long)p->expected_revision);
+	snprintf(timeout, sizeof timeout, "%d", p->timeout_seconds);
+	const char *params[] = {
+		p->extension_id,
+		expected,
+		p->enabled < 0 ? NULL : p->enabled ? "t" : "f",
+		p->endpoint_url,
+		p->set_doctor_url ? "t" : "f",
+		p->doctor_url,
+		p->timeout_seconds > 0 ? timeout : NULL,
+	};
+	return db_exec_audited(c, &patch_stmt, a, params, res, err);
+}
+
+enum rg_status db_provider_delete(struct db_conn *c, const struct db_actor *a, const char *id,
+				  int64_t expected_revision, struct db_error *err)
+{
+	char expected[24];
+	snprintf(expected, sizeof expected, "%lld", (long long)expected_revision);
+	const char *params[] = {id, expected};
+	PGresult *res = NULL;
+	enum rg_status st = db_exec_audited(c, &delete_stmt, a, params, &res, err);
+	PQclear(res);
+	return st;
+}
+
+enum rg_status db_provider_doctor_record(struct db_conn *c, const struct db_actor *a,
+					 const char *id, int64_t revision, bool ready,
+					 const char *reason_code, struct db_error *err)
+{
+	char rev[24];
+	snprintf(rev, sizeof rev, "%lld", (long long)revision);
+	const char *params[] = {id, rev, ready ? "t" : "f", reason_code};
+	PGresult *res = NULL;
+	enum rg_status st = db_exec_audited(c, &doctor_stmt, a, params, &res, err);
+	PQclear(res);
+	return st;
+}
+
+enum rg_status db_provider_candidates(struct db_conn *c, const char *tenant,
+				      const char *protocol, const char *explicit_id,
+				      PGresult **res, struct db_error *err)
+{
+	const char *params[] = {tenant, protocol, explicit_id};
+	return db_exec(c, &cand_stmt, params, res, err);
+}
+
+enum rg_status db_dc_receipt_put(struct db_conn *c, const char *tenant, const char *receipt_id,
+				 const char *receipt_json, struct db_error *err)
+{
+	const char *params[] = {tenant, receipt_id, receipt_json};
+	PGresult *res = NULL;
+	enum rg_status st = db_exec(c, &receipt_put_stmt, params, &res, err);
+	PQclear(res);
+	return st;
+}
+
+enum rg_status db_dc_receipt_get(struct db_conn *c, const char *tenant, const char *receipt_id,
+				 PGresult **res, struct db_error *err)
+{
+	const char *params[] = {tenant, receipt_id};
+	return db_exec(c, &receipt_get_stmt, params, res, err);
+}
+
+enum rg_status db_sp_config_get(struct db_conn *c, const char *tenant, PGresult **res,
+				struct db_error *err)
+{
+	const char *params[] = {tenant};
+	return db_exec(c, &sp_get_stmt, params, res, err);
+}
+
+enum rg_status db_sp_config_put(struct db_conn *c, const struct db_actor *a, int64_t expected,
+				const char *config_json, int64_t *revision,
+				struct db_error *err)
+{
+	char exp[24];
+	snprintf(exp, sizeof exp, "%lld", (long long)expected);
+	const char *params[] = {exp, config_json};
+	PGresult *res = NULL;
+	enum rg_status st = db_exec_audited(c, &sp_put_stmt, a, params, &res, err);
+	if (st == RG_OK)
+		*revision = db_int(res, 0, 0);
+	PQclear(res);
+	return st;
+}
+
+enum rg_status db_sp_recall_read(struct db_conn *c, const char *tenant, PGresult **res,
+				 struct db_error *err)
+{
+	const char *params[] = {tenant};
+	return db_exec(c, &sp_recall_stmt, params, res, err);
+}
