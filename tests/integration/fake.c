@@ -14,9 +14,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
+#include <cmocka.h>
 #include <curl/curl.h>
 
 #ifndef RG_FAKE_PROVIDER_PATH
@@ -141,9 +146,9 @@ int it_fake_start(struct it_fake *f, const char *const *extra_env)
 	line[len] = '\0';
 	int port = 0;
 	char nl = 0;
-	if (sscanf(line, "PORT %d%c", &port, &nl) != 2 || nl != '\n' || port <= 0 ||
-	    port > 65535) {
-		fprintf(stderr, "it_fake_start: %s printed no PORT line within %d ms (got \"%s\")\n",
+	if (sscanf(line, "PORT %d%c", &port, &nl) != 2 || nl != '\n' || port <= 0 || port > 65535) {
+		fprintf(stderr,
+			"it_fake_start: %s printed no PORT line within %d ms (got \"%s\")\n",
 			RG_FAKE_PROVIDER_PATH, FAKE_START_TIMEOUT_MS, line);
 		(void)it_fake_stop(f);
 		return -1;
@@ -228,4 +233,38 @@ int it_fake_stop(struct it_fake *f)
 	}
 	f->pid = 0;
 	return st;
+}
+
+/* ================================================================ providers at the fake */
+
+json_t *it_provider_body(const char *extension_id, const char *protocol, const char *endpoint_url,
+			 int timeout_seconds)
+{
+	const char *perm = strcmp(protocol, IT_PROTO_SP) == 0 ? IT_PERM_SP : IT_PERM_DC;
+	return json_pack("{s:s, s:s, s:s, s:i, s:[s], s:b}", "extension_id", extension_id,
+			 "protocol", protocol, "endpoint_url", endpoint_url, "timeout_seconds",
+			 timeout_seconds, "permissions", perm, "enabled", 1);
+}
+
+void it_provider_ready(const struct it_server *s, const char *token, const struct it_fake *f,
+		       const char *extension_id, const char *prefix, const char *mode,
+		       int timeout_seconds)
+{
+	char path[160], url[256];
+	snprintf(path, sizeof path, "/%s/%s", prefix, mode);
+	json_t *body =
+	    it_provider_body(extension_id, strcmp(prefix, "sp") == 0 ? IT_PROTO_SP : IT_PROTO_DC,
+			     it_fake_url(f, path, url, sizeof url), timeout_seconds);
+	struct it_resp r;
+	it_request_json(s, "POST", "/v1/providers", token, body, NULL, &r);
+	json_decref(body);
+	IT_STATUS(&r, 201);
+	it_resp_free(&r);
+	snprintf(path, sizeof path, "/v1/providers/%s/doctor", extension_id);
+	it_request(s, "POST", path, token, NULL, NULL, &r);
+	IT_STATUS(&r, 200);
+	IT_CHECK(json_is_true(json_object_get(r.json, "doctor_ready")),
+		 "the doctor of %s (fake /%s/%s) is not ready: %s", extension_id, prefix, mode,
+		 r.body);
+	it_resp_free(&r);
 }

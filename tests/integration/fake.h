@@ -13,6 +13,17 @@
 
 #include <jansson.h>
 
+#include "harness.h"
+
+#define IT_PROTO_DC "decision_context_advisory_provider_v0"
+#define IT_PROTO_SP "semantic_preference_provider_v0"
+#define IT_PERM_DC "decision_context.read"
+#define IT_PERM_SP "semantic_preference.read"
+/* the marker in every decision-context item content the fake answers */
+#define IT_FAKE_CONTENT_MARKER "FAKE-CONTENT-7f3a"
+/* the prefix of every decision-context resource_ref the fake answers */
+#define IT_FAKE_REF_PREFIX "fake-private-ref-"
+
 struct it_fake {
 	pid_t pid; /* 0 when not running */
 	int port;
@@ -38,5 +49,19 @@ long it_fake_count(const struct it_fake *f, const char *prefix, const char *mode
 /* SIGTERM, then wait up to 10 s (SIGKILL after that). Returns the exit status (0..255),
  * 128+signal, or -1 when it had to be killed; 0 when it was not running. */
 int it_fake_stop(struct it_fake *f);
+
+/* ---------------------------------------------------------------- providers at the fake */
+
+/* new: a registration body {extension_id, protocol, endpoint_url, timeout_seconds,
+ * permissions: [the protocol's permission], enabled: true} (no doctor_url). */
+json_t *it_provider_body(const char *extension_id, const char *protocol, const char *endpoint_url,
+			 int timeout_seconds);
+
+/* Registers extension_id (201) for the fake's /<prefix>/<mode> ("dc": the decision-context
+ * protocol, "sp": the semantic-preference one) and runs its doctor (200, doctor_ready
+ * true). Fails the current cmocka test otherwise. */
+void it_provider_ready(const struct it_server *s, const char *token, const struct it_fake *f,
+		       const char *extension_id, const char *prefix, const char *mode,
+		       int timeout_seconds);
 
 #endif

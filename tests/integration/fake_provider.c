@@ -37,9 +37,9 @@
 #define SP_RESPONSE "semantic_preference_provider_response_v0"
 #define CONTENT_MARKER "FAKE-CONTENT-7f3a"
 
-#define FAKE_BODY_MAX (4u << 20)   /* a larger request body is answered 413 */
-#define FAKE_OVERSIZE (2u << 20)   /* the oversize modes answer this many bytes and more */
-#define FAKE_RECORDS 128	   /* distinct (prefix, mode) pairs remembered */
+#define FAKE_BODY_MAX (4u << 20) /* a larger request body is answered 413 */
+#define FAKE_OVERSIZE (2u << 20) /* the oversize modes answer this many bytes and more */
+#define FAKE_RECORDS 128         /* distinct (prefix, mode) pairs remembered */
 #define FAKE_MODE_MAX 64
 #define FAKE_SLOW_DEFAULT_MS 3000L
 #define FAKE_SP_MANY 25
@@ -51,17 +51,48 @@ static long slow_ms = FAKE_SLOW_DEFAULT_MS;
 /* ---------------------------------------------------------------- modes */
 
 static const char *const dc_modes[] = {
-    "good",	    "full",	 "unavailable",	    "unknown_field",   "missing_field",
-    "string_score", "nan_score", "inf_score",	    "items_on_unavailable", "status_mismatch",
-    "too_many",	    "ok_false",	 "slow",	    "http500",	       "oversize",
-    "not_json",	    "redirect",	 "doctor_fail",	    "doctor_bad",      "doctor_mismatch",
-    "doctor_slow",  NULL,
+    "good",
+    "full",
+    "unavailable",
+    "unknown_field",
+    "missing_field",
+    "string_score",
+    "nan_score",
+    "inf_score",
+    "items_on_unavailable",
+    "status_mismatch",
+    "too_many",
+    "ok_false",
+    "slow",
+    "http500",
+    "oversize",
+    "not_json",
+    "redirect",
+    "doctor_fail",
+    "doctor_bad",
+    "doctor_mismatch",
+    "doctor_slow",
+    NULL,
 };
 
 static const char *const sp_modes[] = {
-    "good",	   "no_inventory", "read_only", "many",	    "unknown_field", "item_too_large",
-    "bad_inventory", "http500",	   "slow",	"oversize", "not_json",	     "redirect",
-    "doctor_fail", "doctor_bad",   "doctor_mismatch", "doctor_slow", NULL,
+    "good",
+    "no_inventory",
+    "read_only",
+    "many",
+    "unknown_field",
+    "item_too_large",
+    "bad_inventory",
+    "http500",
+    "slow",
+    "oversize",
+    "not_json",
+    "redirect",
+    "doctor_fail",
+    "doctor_bad",
+    "doctor_mismatch",
+    "doctor_slow",
+    NULL,
 };
 
 static bool mode_known(const char *const *modes, const char *mode)
@@ -145,12 +176,11 @@ static json_t *record_json(const char *key)
 			continue;
 		/* a body that is not UTF-8 (or holds a NUL) cannot be a JSON string: null */
 		json_t *body = r->body ? json_stringn(r->body, r->body_len) : NULL;
-		out = json_pack("{s:o, s:o, s:o, s:I}", "body", body ? body : json_null(),
-				"traceparent",
-				r->traceparent ? json_string(r->traceparent) : json_null(),
-				"content_type",
-				r->content_type ? json_string(r->content_type) : json_null(),
-				"count", (json_int_t)r->count);
+		out = json_pack(
+		    "{s:o, s:o, s:o, s:I}", "body", body ? body : json_null(), "traceparent",
+		    r->traceparent ? json_string(r->traceparent) : json_null(), "content_type",
+		    r->content_type ? json_string(r->content_type) : json_null(), "count",
+		    (json_int_t)r->count);
 		break;
 	}
 	pthread_mutex_unlock(&records_lock);
@@ -250,8 +280,8 @@ static json_t *dc_item(int n)
 	snprintf(ref, sizeof ref, "fake-private-ref-%d", n);
 	snprintf(summary, sizeof summary, "Generic advisory summary %d", n);
 	snprintf(content, sizeof content, "%s transient exact content %d", CONTENT_MARKER, n);
-	return json_pack("{s:s, s:s, s:s, s:o}", "resource_ref", ref, "summary", summary,
-			 "content", content, "score", n % 2 ? json_real(0.5) : json_null());
+	return json_pack("{s:s, s:s, s:s, s:o}", "resource_ref", ref, "summary", summary, "content",
+			 content, "score", n % 2 ? json_real(0.5) : json_null());
 }
 
 static json_t *dc_items(int n)
@@ -352,8 +382,8 @@ static json_t *sp_items(int n)
 		char ref[48], summary[64];
 		snprintf(ref, sizeof ref, "fake-pref-ref-%d", i);
 		snprintf(summary, sizeof summary, "Preference summary %d", i);
-		json_array_append_new(a, json_pack("{s:s, s:s}", "preference_ref", ref, "summary",
-						   summary));
+		json_array_append_new(
+		    a, json_pack("{s:s, s:s}", "preference_ref", ref, "summary", summary));
 	}
 	return a;
 }
@@ -365,8 +395,8 @@ static json_t *sp_corpus(const char *id, const char *write_mode, const char *tri
 	json_t *t = json_loads(triggers, 0, NULL);
 	return json_pack("{s:s, s:s, s:s, s:s, s:n, s:s, s:o, s:s}", "corpus_id", id, "scope_ref",
 			 "fake-private-scope", "read_role", "primary", "write_mode", write_mode,
-			 "write_actor_ref", "source_of_truth", "repository_revision", "writeback_triggers",
-			 t ? t : json_array(), "closure_policy", closure);
+			 "write_actor_ref", "source_of_truth", "repository_revision",
+			 "writeback_triggers", t ? t : json_array(), "closure_policy", closure);
 }
 
 /* new: a response with n items and the given inventory (steals; NULL: none) */
@@ -555,8 +585,8 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-				  const char *method, const char *version,
-				  const char *upload_data, size_t *upload_size, void **con_cls)
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_size, void **con_cls)
 {
 	(void)cls;
 	(void)version;
