@@ -13,7 +13,7 @@
  *  - the request the provider receives, member by member; recall body bounds;
  *  - the stateless application and maintenance receipts: 16-hex digests sorted and
  *    de-duplicated, corpus_ids sorted and unique, their limits;
- *  - scopes.
+ *  - scopes, and a server log without queries, summaries, context or provider URLs.
  *
  * Every tenant is unique (it_unique), so the file runs beside the others against one
  * database.
@@ -48,6 +48,8 @@
 #define Q_DEFAULT "PR description structure and reviewer language preferences"
 
 #define NO_REV (-1LL)
+/* a recall context value, looked for where it must never appear */
+#define CTX_MARK "CTX-MARK-31c7"
 
 static struct it_server srv;
 static struct it_fake fake;
@@ -854,7 +856,7 @@ static void test_recall_request(void **state)
 	for (size_t i = 0; i < 2; i++) {
 		long before = it_fake_count(&fake, "sp", "good");
 		json_t *ctx = cases[i].context
-				  ? json_pack("{s:s, s:s}", "repo", "recallgate", "lang", "c")
+				  ? json_pack("{s:s, s:s}", "repo", CTX_MARK, "lang", "c")
 				  : NULL;
 		json_t *ctx_copy = ctx ? json_deep_copy(ctx) : json_object();
 		recall(sp_a, cases[i].surface, ctx, &r);
@@ -1259,6 +1261,35 @@ static void test_scopes(void **state)
 	free(prov_only);
 }
 
+/* last: stops the server and reads its log */
+static void test_log_privacy(void **state)
+{
+	(void)state;
+	int st = it_server_stop(&srv);
+	IT_CHECK(st == 0, "the server exited with status %d after SIGTERM", st);
+	size_t len = 0;
+	char *log = it_log_read(&srv, &len);
+	IT_CHECK(log != NULL && len > 0, "no server log at %s", srv.log_path);
+	char url[64];
+	snprintf(url, sizeof url, "127.0.0.1:%d", fake.port);
+	const char *needles[] = {Q_DEFAULT,
+				 "Strict gate preferences",
+				 "Preference summary",
+				 "fake-pref-ref",
+				 CTX_MARK,
+				 "fake-private-scope",
+				 url};
+	for (size_t i = 0; i < sizeof needles / sizeof *needles; i++) {
+		const char *hit = memmem(log, len, needles[i], strlen(needles[i]));
+		if (hit) {
+			const char *from = hit - log > 200 ? hit - 200 : log;
+			fprintf(stderr, "  log excerpt: %.400s\n", from);
+		}
+		IT_CHECK(hit == NULL, "the server log contains \"%s\"", needles[i]);
+	}
+	free(log);
+}
+
 int main(void)
 {
 	if (!it_init())
@@ -1276,6 +1307,7 @@ int main(void)
 	    cmocka_unit_test(test_maintenance_receipt),
 	    cmocka_unit_test(test_stateless),
 	    cmocka_unit_test(test_scopes),
+	    cmocka_unit_test(test_log_privacy), /* last: stops the server */
 	};
 	int rc =
 	    cmocka_run_group_tests_name("it_semantic_prefs", tests, group_setup, group_teardown);
