@@ -37,26 +37,32 @@ static const struct db_stmt list_stmt = {
 	" ORDER BY seq LIMIT $3::int",
 	3, false};
 
-/* In SET and in the CASE the columns are the old row's values. */
+/* In SET and in the CASE the columns are the old row's values; the self-join `o` hands them
+ * to the audit record too (a row that moved meanwhile fails the revision guard on recheck,
+ * so o and p are always the same version before and after). */
 static const struct db_stmt patch_stmt = {
 	"provider_patch",
-	"WITH p AS (UPDATE providers SET"
-	"  enabled = coalesce($6::boolean, enabled),"
-	"  endpoint_url = coalesce($7, endpoint_url),"
-	"  doctor_url = CASE WHEN $8::boolean THEN $9 ELSE doctor_url END,"
-	"  timeout_seconds = coalesce($10::int, timeout_seconds),"
+	"WITH p AS (UPDATE providers t SET"
+	"  enabled = coalesce($6::boolean, t.enabled),"
+	"  endpoint_url = coalesce($7, t.endpoint_url),"
+	"  doctor_url = CASE WHEN $8::boolean THEN $9 ELSE t.doctor_url END,"
+	"  timeout_seconds = coalesce($10::int, t.timeout_seconds),"
 	"  doctor_verified_revision = CASE"
-	"   WHEN ($7 IS NOT NULL AND $7 <> endpoint_url)"
-	"     OR ($8::boolean AND $9 IS DISTINCT FROM doctor_url) THEN NULL"
-	"   WHEN doctor_verified_revision = revision THEN revision + 1 ELSE NULL END,"
-	"  revision = revision + 1,"
+	"   WHEN ($7 IS NOT NULL AND $7 <> t.endpoint_url)"
+	"     OR ($8::boolean AND $9 IS DISTINCT FROM t.doctor_url) THEN NULL"
+	"   WHEN t.doctor_verified_revision = t.revision THEN t.revision + 1 ELSE NULL END,"
+	"  revision = t.revision + 1,"
 	"  updated_at = date_trunc('milliseconds', now())"
-	"  WHERE tenant_id = $1 AND extension_id = $4 AND revision = $5::bigint RETURNING *),"
+	"  FROM providers o"
+	"  WHERE t.tenant_id = $1 AND t.extension_id = $4 AND t.revision = $5::bigint"
+	"   AND o.tenant_id = t.tenant_id AND o.extension_id = t.extension_id"
+	"  RETURNING t.*, o.endpoint_url AS old_endpoint_url, o.doctor_url AS old_doctor_url),"
 	AUDIT_INSERT
 	"  SELECT $1, $2, 'provider.updated', 'provider', p.extension_id, p.revision - 1,"
 	"   p.revision, $3, jsonb_build_object('enabled', p.enabled,"
 	"    'doctor_ready', p.doctor_verified_revision IS NOT DISTINCT FROM p.revision,"
-	"    'endpoint_changed', $7 IS NOT NULL,"
+	"    'endpoint_changed', p.endpoint_url <> p.old_endpoint_url,"
+	"    'doctor_url_changed', p.doctor_url IS DISTINCT FROM p.old_doctor_url,"
 	"    'endpoint_sha256', encode(sha256(convert_to(p.endpoint_url, 'UTF8')), 'hex'))"
 	"  FROM p)"
 	" SELECT " PROV_COLS " FROM p",
@@ -99,7 +105,7 @@ static const struct db_stmt cand_stmt = {
 static const struct db_stmt receipt_put_stmt = {
 	"dc_receipt_put",
 	"INSERT INTO decision_context_receipts (tenant_id, receipt_id, receipt)"
-	" VALUES ($1, $2, $3::jsonb)",
+	" VALUES ($1, $2, $3::json)",
 	3, false};
 
 static const struct db_stmt receipt_get_stmt = {

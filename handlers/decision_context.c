@@ -24,26 +24,16 @@ const struct field_spec h_dc_retrieve_body[] = {
 	{.name = "timeout_seconds", .type = F_NUMBER, .required = true, .min = 1, .max = 120},
 	{.name = "observed_at", .type = F_TIMESTAMP, .required = true},
 	{.name = "extension_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"},
+	 .check = core_id_valid, .check_reason = h_id_reason},
 	{.name = "delivery", .type = F_ENUM, .values = deliveries},
 	{.name = NULL},
 };
 
-static const char *dc_transport_reason(enum h_call_outcome o)
-{
-	switch (o) {
-	case H_CALL_HTTP_ERROR:
-		return "provider_http_error";
-	case H_CALL_TIMEOUT:
-		return "provider_timeout";
-	case H_CALL_OVERSIZE:
-		return "provider_oversize";
-	case H_CALL_OK:
-	case H_CALL_UNREACHABLE:
-		break;
-	}
-	return "provider_unreachable";
-}
+/* The reason code of a failed transport, by outcome. */
+static const char *const transport_reasons[] = {
+	[H_CALL_HTTP_ERROR] = "provider_http_error", [H_CALL_TIMEOUT] = "provider_timeout",
+	[H_CALL_UNREACHABLE] = "provider_unreachable", [H_CALL_OVERSIZE] = "provider_oversize",
+};
 
 /* What one provider call came to. */
 struct dc_result {
@@ -104,26 +94,29 @@ static void dc_call(struct h_ctx *ctx, const struct h_dispatch *d, struct dc_res
 		return;
 	}
 	struct h_call call = {.method = "POST", .url = d->endpoint_url, .body = body,
-			      .body_len = strlen(body), .deadline_ms = (unsigned)(secs * 1000.0 + 0.999)};
+			      .body_len = strlen(body),
+			      .deadline_ms = (unsigned)(secs * 1000.0 + 0.999)};
 	struct h_call_result out;
 	json_t *answer = NULL;
 	h_dispatch_call(ctx, &call, &out, &answer);
 	free(body);
 	r->latency_ms = out.latency_ms;
-	const char *label = "invalid", *provider_reason = NULL;
+	struct h_call_report rep = {.call = "retrieve", .extension_id = d->extension_id,
+				    .outcome = "invalid", .latency_ms = out.latency_ms};
+	const char *provider_reason = NULL;
 	if (out.outcome != H_CALL_OK) {
-		fail(r, dc_transport_reason(out.outcome));
-		label = h_call_outcome_label(out.outcome);
+		fail(r, transport_reasons[out.outcome]);
+		rep.outcome = h_call_outcome_labels[out.outcome];
 	} else {
-		switch (core_dc_validate_response(answer, max_results, &provider_reason, NULL)) {
+		switch (core_dc_validate_response(answer, max_results, &provider_reason, &rep.why)) {
 		case CORE_DC_COMPLETED:
 			r->status = "completed";
 			take_items(r, answer, d->extension_id, namespace_);
-			label = "ok";
+			rep.outcome = "ok";
 			break;
 		case CORE_DC_UNAVAILABLE:
 			fail(r, provider_reason);
-			label = "unavailable";
+			rep.outcome = "unavailable";
 			break;
 		case CORE_DC_INVALID:
 			fail(r, "contract_invalid");
@@ -131,7 +124,8 @@ static void dc_call(struct h_ctx *ctx, const struct h_dispatch *d, struct dc_res
 		}
 	}
 	json_decref(answer);
-	ctx->provider_observe("retrieve", label);
+	rep.reason = r->reason[0] ? r->reason : NULL;
+	ctx->provider_observe(ctx, &rep);
 }
 
 static json_t *receipt_json(const struct h_ctx *ctx, const char *receipt_id,
@@ -217,14 +211,16 @@ void h_dc_receipt_get(struct h_ctx *ctx)
 				      "No such receipt.");
 	if (res == NULL)
 		return;
-	json_error_t e;
-	json_t *receipt = json_loads(db_text(res, 0, 0), 0, &e);
+	/* the receipt as it was answered, byte for byte */
+	ctx->raw = strdup(db_text(res, 0, 0));
 	PQclear(res);
-	if (receipt == NULL) {
-		h_db_failed(ctx, RG_ERROR);
+	if (ctx->raw == NULL) {
+		h_db_failed(ctx, RG_NOMEM);
 		return;
 	}
-	h_reply(ctx, 200, receipt);
+	ctx->raw_len = strlen(ctx->raw);
+	ctx->content_type = "application/json; charset=utf-8";
+	ctx->status = 200;
 }
 
 void h_dc_sync(struct h_ctx *ctx)

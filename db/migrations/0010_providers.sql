@@ -23,10 +23,12 @@ CREATE INDEX providers_by_seq ON providers (tenant_id, seq);
 CREATE INDEX providers_by_protocol ON providers (tenant_id, protocol);
 
 -- context_provider_retrieval_v0 receipts: public fields only (no query, scope or content).
+-- json, not jsonb: kept byte for byte as answered (jsonb would print a score of 1e20 as a
+-- 21-digit integer that no longer reads back as a number of the same kind).
 CREATE TABLE decision_context_receipts (
   tenant_id  text NOT NULL REFERENCES tenants,
   receipt_id text NOT NULL,
-  receipt    jsonb NOT NULL,
+  receipt    json NOT NULL,
   created_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (tenant_id, receipt_id)
 );

@@ -59,12 +59,14 @@ static const char *const dc_modes[] = {
     "string_score",
     "nan_score",
     "inf_score",
+    "big_score",
     "items_on_unavailable",
     "status_mismatch",
     "too_many",
     "ok_false",
     "slow",
     "http500",
+    "http500_oversize",
     "oversize",
     "not_json",
     "redirect",
@@ -349,6 +351,12 @@ static enum MHD_Result dc_answer(struct MHD_Connection *c, const char *mode, con
 				    json_string("__RAW__"));
 		return reply_json_raw(c, j, mode[0] == 'n' ? "NaN" : "1e999");
 	}
+	if (strcmp(mode, "big_score") == 0) { /* finite, but past what an integer can hold */
+		j = dc_completed(2);
+		json_object_set_new(json_array_get(json_object_get(j, "items"), 0), "score",
+				    json_string("__RAW__"));
+		return reply_json_raw(c, j, "1e20");
+	}
 	if (strcmp(mode, "status_mismatch") == 0) {
 		j = dc_completed(2);
 		json_object_set_new(j, "reason_code", json_string("index_offline"));
@@ -363,6 +371,16 @@ static enum MHD_Result dc_answer(struct MHD_Connection *c, const char *mode, con
 		return reply_text(c, 500, "{\"error\":\"fake provider failure\"}");
 	if (strcmp(mode, "oversize") == 0)
 		return reply_oversize(c, DC_RESPONSE);
+	if (strcmp(mode, "http500_oversize") == 0) { /* a non-2xx answer past the cap */
+		size_t n = FAKE_OVERSIZE + 1024;
+		char *big = malloc(n);
+		if (!big)
+			return MHD_NO;
+		memset(big, 'x', n);
+		enum MHD_Result rc = reply(c, 500, big, n, NULL);
+		free(big);
+		return rc;
+	}
 	if (strcmp(mode, "not_json") == 0)
 		return reply_text(c, 200, "<html>fake: this is not JSON</html>");
 	if (strcmp(mode, "redirect") == 0)

@@ -332,6 +332,8 @@ static const struct mode_case mode_cases[] = {
     {"http500", "unavailable", "provider_http_error", 0},
     {"redirect", "unavailable", "provider_http_error", 0},
     {"oversize", "unavailable", "provider_oversize", 0},
+    {"http500_oversize", "unavailable", "provider_http_error", 0},
+    {"big_score", "completed", NULL, 2},
 };
 #define N_MODE_CASES (sizeof mode_cases / sizeof *mode_cases)
 
@@ -837,9 +839,10 @@ static void test_receipt_readback(void **state)
 {
 	(void)state;
 	struct it_resp r, g;
-	const char *exts[] = {"dc-good", "dc-http500", "no-such-provider"};
+	/* dc-big-score: a score of 1e20 must read back as the number it was */
+	const char *exts[] = {"dc-good", "dc-http500", "no-such-provider", "dc-big-score"};
 	char first[64] = "";
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < sizeof exts / sizeof *exts; i++) {
 		json_t *req = dc_req(exts[i]);
 		json_object_set_new(req, "delivery", json_string("local_private_transient"));
 		retrieve(dc_a, req, NULL, &r);
