@@ -154,12 +154,16 @@ void outbound_call(const struct h_call *call, const char *traceparent,
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, NULL);
 	curl_slist_free_all(headers);
-	if (rc != CURLE_OK) {
+	bool answered = out->http_status >= 100;
+	bool success = out->http_status >= 200 && out->http_status <= 299;
+	/* a non-2xx answer is an HTTP error whatever its size (the cap only stopped reading) */
+	if (rc != CURLE_OK &&
+	    !(answered && !success && transport_outcome(rc, &sink) == H_CALL_OVERSIZE)) {
 		out->outcome = transport_outcome(rc, &sink);
 		free(sink.buf);
 		return;
 	}
-	if (out->http_status < 200 || out->http_status > 299) {
+	if (!success) {
 		out->outcome = H_CALL_HTTP_ERROR;
 		free(sink.buf);
 		return;
