@@ -1248,6 +1248,9 @@ static void test_audit(void **state)
 		     json_is_true(json_object_get(u1, "doctor_ready")),
 		 "PATCH enabled: details should say endpoint_changed false, doctor_ready true: %s",
 		 r.body);
+	IT_CHECK(json_is_false(json_object_get(u1, "doctor_url_changed")) &&
+		     json_is_false(json_object_get(u2, "doctor_url_changed")),
+		 "neither PATCH changed doctor_url, the details say otherwise: %s", r.body);
 	IT_CHECK(json_is_true(json_object_get(u2, "endpoint_changed")) &&
 		     json_is_false(json_object_get(u2, "doctor_ready")),
 		 "PATCH endpoint_url: details should say endpoint_changed true, doctor_ready "
