@@ -45,6 +45,17 @@ struct h_call_result {
 	size_t body_len;
 	long long latency_ms; /* wall time of the call */
 };
+/* What one provider call came to, for the metrics and the log line. No private text: ids,
+ * codes and static rule names only. */
+struct h_call_report {
+	const char *call;         /* "retrieve" | "recall" | "doctor" */
+	const char *extension_id;
+	const char *outcome;      /* "ok" | "unavailable" | "invalid" | "http_error" | "timeout" |
+				   * "unreachable" | "oversize" */
+	const char *reason;       /* the reason code or failure kind answered, or NULL */
+	const char *why;          /* the broken contract rule (static text), or NULL */
+	long long latency_ms;
+};
 
 struct h_route {
 	const char *method;             /* "GET", "PUT", ... */
@@ -80,9 +91,8 @@ struct h_ctx {
 	 * traceparent on). Never call it while holding a database connection. */
 	void (*provider_call)(const struct h_ctx *ctx, const struct h_call *call,
 			      struct h_call_result *out);
-	/* Counts one provider call: call "retrieve" | "recall" | "doctor", outcome "ok" |
-	 * "unavailable" | "invalid" | "http_error" | "timeout" | "unreachable" | "oversize". */
-	void (*provider_observe)(const char *call, const char *outcome);
+	/* Counts and logs one provider call. */
+	void (*provider_observe)(const struct h_ctx *ctx, const struct h_call_report *r);
 	void *server_data;
 
 	/* reply, rendered by server/ */

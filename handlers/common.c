@@ -8,6 +8,8 @@
 #include "core/problem.h"
 #include "core/timefmt.h"
 
+const char h_id_reason[] = "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$";
+
 void h_reply(struct h_ctx *ctx, int status, json_t *body)
 {
 	ctx->status = status;

@@ -8,6 +8,9 @@
 #include "core/jsonw.h"
 #include "handlers/api.h"
 
+/* The 422 reason for a caller-chosen id off its pattern. */
+extern const char h_id_reason[];
+
 #define H_PAGE_DEFAULT 50
 #define H_PAGE_MAX 200
 

@@ -127,7 +127,7 @@ static const struct field_spec envelope_fields[] = {
 
 const struct field_spec h_envelope_body[] = {
 	{.name = "workspace_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"},
+	 .check = core_id_valid, .check_reason = h_id_reason},
 	{.name = "envelope", .type = F_OBJECT, .required = true, .open = true, .sub = envelope_fields},
 	{.name = NULL},
 };
@@ -173,7 +173,7 @@ const struct field_spec h_relevance_body[] = {
 	{.name = "context_relevance", .type = F_OBJECT, .open = true,
 	 .sub = context_relevance_fields},
 	{.name = "load_receipt_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"},
+	 .check = core_id_valid, .check_reason = h_id_reason},
 	{.name = "relevance", .type = F_OBJECT, .open = true, .nullable = true, .sub = relevance_fields},
 	{.name = NULL},
 };

@@ -23,7 +23,6 @@ static const char *const states[] = {"eligible", "ineligible", NULL};
 static const char *str(const json_t *o, const char *k);
 static int64_t now_ms(void);
 
-static const char id_reason[] = "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$";
 static const char sha_reason[] = "must be sha256: followed by 64 lowercase hex digits";
 
 static const struct field_spec label_value = {.type = F_STRING, .min = 1,
@@ -37,7 +36,7 @@ static const struct field_spec pointer_fields[] = {
 };
 static const struct field_spec foreign_fields[] = {
 	{.name = "owner", .type = F_STRING, .required = true, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = id_reason},
+	 .check = core_id_valid, .check_reason = h_id_reason},
 	{.name = "assent_id", .type = F_STRING, .min = 1, .max = 64},
 	{.name = NULL},
 };
@@ -45,7 +44,7 @@ static const struct field_spec foreign_fields[] = {
 const struct field_spec h_source_create_body[] = {
 	{.name = "source_kind", .type = F_ENUM, .required = true, .values = source_kinds},
 	{.name = "thread_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = id_reason},
+	 .check = core_id_valid, .check_reason = h_id_reason},
 	{.name = "labels", .type = F_MAP, .max = RG_MEM_LABELS_MAX, .check = core_label_key_valid,
 	 .check_reason = "must match ^[a-z][a-z0-9_.-]{0,63}$", .item = &label_value},
 	{.name = "content", .type = F_STRING, .min = 1, .max = RG_MEM_CONTENT_MAX},
@@ -79,13 +78,13 @@ const struct field_spec h_classification_body[] = {
 const struct field_spec h_revoke_body[] = {
 	{.name = "expected_revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX},
 	{.name = "reason_code", .type = F_STRING, .required = true, .min = 1,
-	 .max = RG_MAX_ID_BYTES, .check = core_id_valid, .check_reason = id_reason},
+	 .max = RG_MAX_ID_BYTES, .check = core_id_valid, .check_reason = h_id_reason},
 	{.name = NULL},
 };
 
 static const struct field_spec upstream_fields[] = {
 	{.name = "source_id", .type = F_STRING, .required = true, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = id_reason},
+	 .check = core_id_valid, .check_reason = h_id_reason},
 	{.name = "revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX},
 	{.name = NULL},
 };
@@ -119,7 +118,7 @@ static const struct field_spec kind_item = {.type = F_ENUM, .values = record_kin
 const struct field_spec h_search_body[] = {
 	{.name = "query", .type = F_STRING, .required = true, .min = 1, .max = RG_MEM_QUERY_MAX},
 	{.name = "thread_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = id_reason},
+	 .check = core_id_valid, .check_reason = h_id_reason},
 	{.name = "limit", .type = F_INT, .min = 1, .max = RG_MEM_SEARCH_LIMIT_MAX},
 	{.name = "kinds", .type = F_ARRAY, .min = 1, .max = 2, .item = &kind_item, .unique = true},
 	{.name = NULL},
@@ -128,7 +127,7 @@ const struct field_spec h_search_body[] = {
 const struct field_spec h_context_body[] = {
 	{.name = "query", .type = F_STRING, .required = true, .min = 1, .max = RG_MEM_QUERY_MAX},
 	{.name = "thread_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = id_reason},
+	 .check = core_id_valid, .check_reason = h_id_reason},
 	{.name = "max_items", .type = F_INT, .min = 1, .max = RG_MEM_CONTEXT_ITEMS_MAX},
 	{.name = "budget_tokens", .type = F_INT, .min = 1, .max = RG_MEM_BUDGET_MAX},
 	{.name = NULL},
@@ -136,7 +135,7 @@ const struct field_spec h_context_body[] = {
 
 const struct field_spec h_assent_body[] = {
 	{.name = "owner", .type = F_STRING, .required = true, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = id_reason},
+	 .check = core_id_valid, .check_reason = h_id_reason},
 	{.name = "source_identity", .type = F_STRING, .required = true, .min = 1, .max = 71,
 	 .check = core_sha256_ref_valid, .check_reason = sha_reason},
 	{.name = "expires_at", .type = F_TIMESTAMP, .required = true},
@@ -383,7 +382,7 @@ void h_source_list(struct h_ctx *ctx)
 		return;
 	a.filter.thread_id = ctx->query(ctx, "thread_id");
 	if (a.filter.thread_id && !core_id_valid(a.filter.thread_id)) {
-		h_invalid(ctx, "thread_id", id_reason);
+		h_invalid(ctx, "thread_id", h_id_reason);
 		return;
 	}
 	a.labels = include != NULL;

@@ -12,20 +12,19 @@
 
 static const char url_reason[] =
 	"must be an http:// or https:// URL with a host, without credentials or fragment";
-static const char id_reason[] = "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$";
 static const char *const protocols[] = {RG_PROTO_DC, RG_PROTO_SP, NULL};
 static const struct field_spec permission = {.type = F_STRING, .min = 1, .max = 64};
 
 const struct field_spec h_provider_create_body[] = {
 	{.name = "extension_id", .type = F_STRING, .required = true, .min = 1,
-	 .max = RG_MAX_ID_BYTES, .check = core_id_valid, .check_reason = id_reason},
+	 .max = RG_MAX_ID_BYTES, .check = core_id_valid, .check_reason = h_id_reason},
 	{.name = "protocol", .type = F_ENUM, .required = true, .values = protocols},
 	{.name = "endpoint_url", .type = F_STRING, .required = true, .min = 1,
 	 .max = RG_PROVIDER_URL_MAX, .check = core_provider_url_valid, .check_reason = url_reason},
 	{.name = "doctor_url", .type = F_STRING, .nullable = true, .min = 1,
 	 .max = RG_PROVIDER_URL_MAX, .check = core_provider_url_valid, .check_reason = url_reason},
 	{.name = "timeout_seconds", .type = F_INT, .required = true, .min = 1, .max = 120},
-	{.name = "permissions", .type = F_ARRAY, .required = true, .min = 0, .max = 16,
+	{.name = "permissions", .type = F_ARRAY, .required = true, .min = 1, .max = 16,
 	 .item = &permission, .unique = true},
 	{.name = "enabled", .type = F_BOOL, .required = true},
 	{.name = NULL},
@@ -288,50 +287,23 @@ void h_dispatch_call(struct h_ctx *ctx, const struct h_call *call, struct h_call
 	res->body = NULL;
 }
 
-const char *h_call_outcome_label(enum h_call_outcome o)
-{
-	switch (o) {
-	case H_CALL_OK:
-		return "ok";
-	case H_CALL_HTTP_ERROR:
-		return "http_error";
-	case H_CALL_TIMEOUT:
-		return "timeout";
-	case H_CALL_OVERSIZE:
-		return "oversize";
-	case H_CALL_UNREACHABLE:
-		break;
-	}
-	return "unreachable";
-}
+const char *const h_call_outcome_labels[] = {
+	[H_CALL_OK] = "ok", [H_CALL_HTTP_ERROR] = "http_error", [H_CALL_TIMEOUT] = "timeout",
+	[H_CALL_UNREACHABLE] = "unreachable", [H_CALL_OVERSIZE] = "oversize",
+};
 
 /* ---- doctor ------------------------------------------------------------------------ */
 
-static const char *doctor_reason(enum h_call_outcome o, const json_t *answer,
-				 const char *protocol)
-{
-	switch (o) {
-	case H_CALL_OK:
-		switch (core_doctor_check(answer, protocol)) {
-		case CORE_DOCTOR_OK:
-			return NULL;
-		case CORE_DOCTOR_MISMATCH:
-			return "doctor_protocol_mismatch";
-		case CORE_DOCTOR_INVALID:
-			break;
-		}
-		return "doctor_invalid_response";
-	case H_CALL_HTTP_ERROR:
-		return "doctor_http_error";
-	case H_CALL_TIMEOUT:
-		return "doctor_timeout";
-	case H_CALL_OVERSIZE:
-		return "doctor_invalid_response";
-	case H_CALL_UNREACHABLE:
-		break;
-	}
-	return "doctor_unreachable";
-}
+/* The reason code of a failed doctor transport, by outcome (an oversize answer is not the
+ * small JSON object a doctor owes). */
+static const char *const doctor_transport_reasons[] = {
+	[H_CALL_HTTP_ERROR] = "doctor_http_error", [H_CALL_TIMEOUT] = "doctor_timeout",
+	[H_CALL_UNREACHABLE] = "doctor_unreachable", [H_CALL_OVERSIZE] = "doctor_invalid_response",
+};
+static const char *const doctor_answer_reasons[] = {
+	[CORE_DOCTOR_OK] = NULL, [CORE_DOCTOR_INVALID] = "doctor_invalid_response",
+	[CORE_DOCTOR_MISMATCH] = "doctor_protocol_mismatch",
+};
 
 void h_provider_doctor(struct h_ctx *ctx)
 {
@@ -343,7 +315,8 @@ void h_provider_doctor(struct h_ctx *ctx)
 	int64_t revision = db_int(res, 0, DB_PROV_REVISION);
 	unsigned timeout = (unsigned)db_int(res, 0, DB_PROV_TIMEOUT);
 	snprintf(protocol, sizeof protocol, "%s", db_text(res, 0, DB_PROV_PROTOCOL));
-	bool fits = core_provider_doctor_url(
+	/* url holds any stored URL (≤ RG_PROVIDER_URL_MAX) plus "/doctor" */
+	(void)core_provider_doctor_url(
 		db_text(res, 0, DB_PROV_ENDPOINT_URL),
 		db_null(res, 0, DB_PROV_DOCTOR_URL) ? NULL : db_text(res, 0, DB_PROV_DOCTOR_URL), url,
 		sizeof url);
@@ -351,15 +324,19 @@ void h_provider_doctor(struct h_ctx *ctx)
 
 	/* no database connection is held during the call */
 	struct h_call call = {.method = "GET", .url = url, .deadline_ms = timeout * 1000};
-	struct h_call_result out = {.outcome = H_CALL_UNREACHABLE};
+	struct h_call_result out;
 	json_t *answer = NULL;
-	if (fits)
-		h_dispatch_call(ctx, &call, &out, &answer);
-	const char *reason = doctor_reason(out.outcome, answer, protocol);
+	h_dispatch_call(ctx, &call, &out, &answer);
+	const char *reason = out.outcome == H_CALL_OK
+				     ? doctor_answer_reasons[core_doctor_check(answer, protocol)]
+				     : doctor_transport_reasons[out.outcome];
 	json_decref(answer);
-	ctx->provider_observe("doctor", reason == NULL ? "ok"
-				       : out.outcome == H_CALL_OK ? "invalid"
-								  : h_call_outcome_label(out.outcome));
+	struct h_call_report rep = {
+		.call = "doctor", .extension_id = id, .reason = reason, .latency_ms = out.latency_ms,
+		.outcome = reason == NULL		  ? "ok"
+			   : out.outcome == H_CALL_OK ? "invalid"
+						      : h_call_outcome_labels[out.outcome]};
+	ctx->provider_observe(ctx, &rep);
 
 	struct db_actor actor = h_actor(ctx);
 	struct db_conn *c = NULL;

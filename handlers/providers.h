@@ -33,7 +33,7 @@ void h_dispatch_resolve(const PGresult *res, int col, const char *protocol,
 void h_dispatch_call(struct h_ctx *ctx, const struct h_call *call, struct h_call_result *res,
 		     json_t **answer);
 
-/* The metrics label of a transport outcome ("ok", "timeout", ...). */
-const char *h_call_outcome_label(enum h_call_outcome o);
+/* The metrics label of each transport outcome ("ok", "timeout", ...), by enum. */
+extern const char *const h_call_outcome_labels[];
 
 #endif

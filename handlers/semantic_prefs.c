@@ -12,7 +12,6 @@
 
 static const char surface_reason[] =
 	"must match ^[a-z][a-z0-9_-]*(\\.[a-z][a-z0-9_-]*)+$";
-static const char id_reason[] = "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$";
 
 /* ---- config -------------------------------------------------------------------------- */
 
@@ -28,7 +27,7 @@ static const struct field_spec surface_fields[] = {
 static const struct field_spec surface = {.type = F_OBJECT, .sub = surface_fields};
 static const struct field_spec provider_fields[] = {
 	{.name = "extension_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = id_reason},
+	 .check = core_id_valid, .check_reason = h_id_reason},
 	{.name = NULL},
 };
 static const struct field_spec config_fields[] = {
@@ -121,21 +120,11 @@ const struct field_spec h_sp_recall_body[] = {
 	{.name = NULL},
 };
 
-static const char *sp_transport_kind(enum h_call_outcome o)
-{
-	switch (o) {
-	case H_CALL_HTTP_ERROR:
-		return "http_error";
-	case H_CALL_TIMEOUT:
-		return "timeout";
-	case H_CALL_OVERSIZE:
-		return "response_too_large";
-	case H_CALL_OK:
-	case H_CALL_UNREACHABLE:
-		break;
-	}
-	return "execution_failed";
-}
+/* The failure kind of a failed transport, by outcome. */
+static const char *const transport_kinds[] = {
+	[H_CALL_HTTP_ERROR] = "http_error", [H_CALL_TIMEOUT] = "timeout",
+	[H_CALL_UNREACHABLE] = "execution_failed", [H_CALL_OVERSIZE] = "response_too_large",
+};
 
 /* What a recall came to. */
 struct sp_result {
@@ -166,28 +155,30 @@ static void sp_call(struct h_ctx *ctx, const struct h_dispatch *d, const char *s
 	json_t *answer = NULL;
 	h_dispatch_call(ctx, &call, &out, &answer);
 	free(body);
-	const char *label = "invalid";
+	struct h_call_report rep = {.call = "recall", .extension_id = d->extension_id,
+				    .outcome = "invalid", .latency_ms = out.latency_ms};
 	if (out.outcome != H_CALL_OK) {
-		r->failure_kind = sp_transport_kind(out.outcome);
-		label = h_call_outcome_label(out.outcome);
+		r->failure_kind = transport_kinds[out.outcome];
+		rep.outcome = h_call_outcome_labels[out.outcome];
 	} else if (answer == NULL) {
 		r->failure_kind = "invalid_json";
 	} else {
 		json_t *items = NULL;
 		enum core_sp_failure f =
-			core_sp_validate_response(answer, limit, &items, &r->truncated, NULL);
+			core_sp_validate_response(answer, limit, &items, &r->truncated, &rep.why);
 		if (f == CORE_SP_OK) {
 			json_decref(r->items);
 			r->items = items;
 			json_decref(r->guidance);
 			r->guidance = core_sp_guidance(json_object_get(answer, "corpus_inventory"));
-			label = "ok";
+			rep.outcome = "ok";
 		} else {
 			r->failure_kind = core_sp_failure_name(f);
 		}
 	}
 	json_decref(answer);
-	ctx->provider_observe("recall", label);
+	rep.reason = r->failure_kind;
+	ctx->provider_observe(ctx, &rep);
 }
 
 static void reply_recall(struct h_ctx *ctx, const char *status, struct sp_result *r)
@@ -274,13 +265,13 @@ static const char *const maint_outcomes[] = {"verified", "no_write_rationale", "
 static const char *const triggers[] = {"explicit_feedback", "source_truth_changed", NULL};
 static const struct field_spec ref_item = {.type = F_STRING, .min = 1, .max = RG_SP_TEXT_MAX};
 static const struct field_spec corpus_item = {.type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
-					      .check = core_id_valid, .check_reason = id_reason};
+					      .check = core_id_valid, .check_reason = h_id_reason};
 
 const struct field_spec h_sp_application_body[] = {
 	{.name = "surface", .type = F_STRING, .required = true, .min = 1, .max = 128,
 	 .check = core_sp_surface_valid, .check_reason = surface_reason},
 	{.name = "application_id", .type = F_STRING, .required = true, .min = 1,
-	 .max = RG_MAX_ID_BYTES, .check = core_id_valid, .check_reason = id_reason},
+	 .max = RG_MAX_ID_BYTES, .check = core_id_valid, .check_reason = h_id_reason},
 	{.name = "outcome", .type = F_ENUM, .required = true, .values = app_outcomes},
 	{.name = "preference_refs", .type = F_ARRAY, .required = true, .max = 20, .item = &ref_item},
 	{.name = "artifact_ref", .type = F_STRING, .nullable = true, .min = 1, .max = RG_SP_TEXT_MAX},

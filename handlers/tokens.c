@@ -19,7 +19,7 @@ static const struct field_spec scope_item = {
 
 const struct field_spec h_token_create_body[] = {
 	{.name = "name", .type = F_STRING, .required = true, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"},
+	 .check = core_id_valid, .check_reason = h_id_reason},
 	{.name = "scopes", .type = F_ARRAY, .required = true, .min = 1, .max = RG_SCOPE_COUNT,
 	 .item = &scope_item, .unique = true},
 	{.name = NULL},

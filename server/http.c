@@ -164,6 +164,14 @@ static void ctx_provider_call(const struct h_ctx *ctx, const struct h_call *call
 	outbound_call(call, ctx->traceparent, out);
 }
 
+static void ctx_provider_observe(const struct h_ctx *ctx, const struct h_call_report *r)
+{
+	metrics_provider(r->call, r->outcome);
+	log_info(ctx->request_id, "provider %s extension_id=%s outcome=%s reason=%s%s%s latency_ms=%lld",
+		 r->call, r->extension_id, r->outcome, r->reason ? r->reason : "-",
+		 r->why ? " why=" : "", r->why ? r->why : "", r->latency_ms);
+}
+
 static bool json_content_type(const char *ct)
 {
 	static const char want[] = "application/json";
@@ -331,7 +339,7 @@ static enum MHD_Result dispatch(struct request *r)
 		.token_deleted = auth_forget,
 		.metrics_text = ctx_metrics,
 		.provider_call = ctx_provider_call,
-		.provider_observe = metrics_provider,
+		.provider_observe = ctx_provider_observe,
 		.server_data = r->conn,
 		.current_revision = -1,
 	};
