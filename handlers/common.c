@@ -162,6 +162,13 @@ PGresult *h_fetch_by_id(struct h_ctx *ctx, h_by_id_fn fetch, const char *id,
 	return res;
 }
 
+bool h_answered(struct h_ctx *ctx, enum rg_status st)
+{
+	if (st != RG_OK)
+		h_db_failed(ctx, st);
+	return st != RG_OK || ctx->problem_code != NULL;
+}
+
 void h_etag(struct h_ctx *ctx, int64_t revision)
 {
 	snprintf(ctx->etag, sizeof ctx->etag, "\"%lld\"", (long long)revision);

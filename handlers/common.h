@@ -27,6 +27,9 @@ void h_invalid(struct h_ctx *ctx, const char *field, const char *reason);
 bool h_acquire(struct h_ctx *ctx, struct db_conn **c) RG_MUSTCHECK;
 /* Answers a failed db/ call: 503 database_unavailable, or 500 internal. */
 void h_db_failed(struct h_ctx *ctx, enum rg_status st);
+/* After a write: answers a failed db/ call (h_db_failed); true when the request has its
+ * answer already (that failure, or a problem such as a refused guard). */
+bool h_answered(struct h_ctx *ctx, enum rg_status st);
 /* The value of path parameter `name` (borrowed) or NULL. */
 const char *h_param(const struct h_ctx *ctx, const char *name);
 /* Reads ?limit= (1..max, default def) and ?after= (a cursor: decimal seq > 0). false after

@@ -250,11 +250,7 @@ out:
 	db_release(ctx->pool, c);
 	PQclear(res);
 	free(files_json);
-	if (st != RG_OK) {
-		h_db_failed(ctx, st);
-		return;
-	}
-	if (ctx->problem_code)
+	if (h_answered(ctx, st))
 		return;
 	h_etag(ctx, revision);
 	h_reply(ctx, 200,

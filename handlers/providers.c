@@ -350,11 +350,7 @@ void h_provider_doctor(struct h_ctx *ctx)
 			st = refuse(ctx, c, id, false);
 	}
 	db_release(ctx->pool, c);
-	if (st != RG_OK) {
-		h_db_failed(ctx, st);
-		return;
-	}
-	if (ctx->problem_code)
+	if (h_answered(ctx, st))
 		return;
 	h_reply(ctx, 200,
 		json_pack("{s:s, s:I, s:b, s:s?}", "extension_id", id, "revision",

@@ -98,11 +98,7 @@ void h_sp_config_put(struct h_ctx *ctx)
 	db_release(ctx->pool, c);
 	PQclear(res);
 	free(text);
-	if (st != RG_OK) {
-		h_db_failed(ctx, st);
-		return;
-	}
-	if (ctx->problem_code)
+	if (h_answered(ctx, st))
 		return;
 	h_etag(ctx, revision);
 	h_reply(ctx, 200, json_pack("{s:I, s:O}", "revision", (json_int_t)revision, "config", config));

@@ -74,11 +74,7 @@ void h_memory_mode_put(struct h_ctx *ctx)
 		st = refuse(ctx, c, thread_id, if_match_first);
 out:
 	db_release(ctx->pool, c);
-	if (st != RG_OK) {
-		h_db_failed(ctx, st);
-		return;
-	}
-	if (ctx->problem_code)
+	if (h_answered(ctx, st))
 		return;
 	h_etag(ctx, m.revision);
 	json_t *body = mode_json(thread_id, &m);
