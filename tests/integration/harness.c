@@ -181,9 +181,10 @@ static char **build_env(const char *const *changes, const char *extra)
 	return envp;
 }
 
-/* fork + exec RG_BIN_PATH; the child's stdout/stderr go to out_fd/err_fd (-1: /dev/null).
+/* fork + exec path; the child's stdout/stderr go to out_fd/err_fd (-1: /dev/null).
  * The child gets SIGTERM when this process dies, so no server outlives a crashed test. */
-static pid_t spawn(char *const argv[], char *const envp[], int out_fd, int err_fd)
+static pid_t spawn(const char *path, char *const argv[], char *const envp[], int out_fd,
+		   int err_fd)
 {
 	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	pid_t pid = fork();
@@ -200,7 +201,7 @@ static pid_t spawn(char *const argv[], char *const envp[], int out_fd, int err_f
 		for (int fd = 3; fd < 1024; fd++)
 			close(fd);
 		signal(SIGPIPE, SIG_DFL);
-		execve(RG_BIN_PATH, argv, envp);
+		execve(path, argv, envp);
 		_exit(127);
 	}
 	if (devnull >= 0)
@@ -217,8 +218,18 @@ static int decode_status(int wstatus)
 	return -1;
 }
 
-/* waits for pid up to timeout_ms; returns decoded status, or -2 when still running */
-static int wait_for(pid_t pid, double timeout_ms)
+pid_t it_spawn(const char *path, char *const argv[], const char *const *env_changes, int out_fd,
+	       int err_fd)
+{
+	char **envp = build_env(env_changes, NULL);
+	pid_t pid = spawn(path, argv, envp, out_fd, err_fd);
+	int saved = errno;
+	free(envp);
+	errno = saved;
+	return pid;
+}
+
+int it_wait_pid(pid_t pid, double timeout_ms)
 {
 	double deadline = now_ms() + timeout_ms;
 	for (;;) {
@@ -303,7 +314,7 @@ static int start_once(struct it_server *s, const char *const *extra_env, int att
 	}
 	char **envp = build_env(extra_env, addr);
 	char *argv[] = {(char *)RG_BIN_PATH, (char *)"serve", NULL};
-	pid_t pid = spawn(argv, envp, log_fd, log_fd);
+	pid_t pid = spawn(RG_BIN_PATH, argv, envp, log_fd, log_fd);
 	free(envp);
 	close(log_fd);
 	if (pid < 0) {
@@ -314,7 +325,7 @@ static int start_once(struct it_server *s, const char *const *extra_env, int att
 
 	double deadline = now_ms() + IT_START_TIMEOUT_MS;
 	while (now_ms() < deadline) {
-		int st = wait_for(pid, 0);
+		int st = it_wait_pid(pid, 0);
 		if (st != -2) {
 			s->pid = 0;
 			fprintf(stderr,
@@ -351,13 +362,13 @@ int it_server_stop_within(struct it_server *s, int timeout_s)
 	if (!s || s->pid <= 0)
 		return -1;
 	kill(s->pid, SIGTERM);
-	int st = wait_for(s->pid, (double)timeout_s * 1000.0);
+	int st = it_wait_pid(s->pid, (double)timeout_s * 1000.0);
 	if (st == -2) {
 		fprintf(stderr,
 			"it_server_stop: server (pid %ld) did not exit within %d s of SIGTERM\n",
 			(long)s->pid, timeout_s);
 		kill(s->pid, SIGKILL);
-		(void)wait_for(s->pid, 5000);
+		(void)it_wait_pid(s->pid, 5000);
 		st = -1;
 	}
 	if (st != 0) {
@@ -384,7 +395,7 @@ int it_server_wait(struct it_server *s, int timeout_s)
 {
 	if (!s || s->pid <= 0)
 		return -1;
-	int st = wait_for(s->pid, (double)timeout_s * 1000.0);
+	int st = it_wait_pid(s->pid, (double)timeout_s * 1000.0);
 	if (st == -2)
 		return -2;
 	if (st != 0) {
@@ -447,9 +458,7 @@ int it_run(const char *const *args, const char *const *env_changes, int timeout_
 		free(argv);
 		return -1;
 	}
-	char **envp = build_env(env_changes, NULL);
-	pid_t pid = spawn(argv, envp, out_pipe[1], err_pipe[1]);
-	free(envp);
+	pid_t pid = it_spawn(RG_BIN_PATH, argv, env_changes, out_pipe[1], err_pipe[1]);
 	free(argv);
 	close(out_pipe[1]);
 	close(err_pipe[1]);
@@ -494,11 +503,11 @@ int it_run(const char *const *args, const char *const *env_changes, int timeout_
 		if (fds[i].fd >= 0)
 			close(fds[i].fd);
 	}
-	int st = wait_for(pid, killed ? 5000
-				      : (deadline - now_ms() > 1000 ? deadline - now_ms() : 1000));
+	double wait_ms = killed ? 5000 : (deadline - now_ms() > 1000 ? deadline - now_ms() : 1000);
+	int st = it_wait_pid(pid, wait_ms);
 	if (st == -2) {
 		kill(pid, SIGKILL);
-		(void)wait_for(pid, 5000);
+		(void)it_wait_pid(pid, 5000);
 		killed = true;
 	}
 	p->status = killed ? -1 : st;

@@ -81,6 +81,18 @@ int it_run(const char *const *args, const char *const *env_changes, int timeout_
 	   struct it_proc *p);
 void it_proc_free(struct it_proc *p);
 
+/* Fork+exec `path` with argv (NULL-terminated, argv[0] included) and environment = current +
+ * env_changes (same rules as it_server_start). The child's stdin is /dev/null; its stdout and
+ * stderr go to out_fd and err_fd (-1: /dev/null; STDERR_FILENO: this process's stderr); every
+ * other descriptor is closed; it gets SIGTERM when this process dies. Returns its pid, or -1
+ * (errno set) when it could not be forked. Reap it with it_wait_pid. */
+pid_t it_spawn(const char *path, char *const argv[], const char *const *env_changes, int out_fd,
+	       int err_fd);
+
+/* Wait up to timeout_ms for the child pid: its exit status (0..255), 128+signal, -1 when
+ * waitpid failed, or -2 when it is still running (it is left running; 0 ms: just a poll). */
+int it_wait_pid(pid_t pid, double timeout_ms);
+
 /* new: `recallgate token create --tenant .. --scopes .. --name ..` → the token string (no
  * newline), or NULL after printing why (exit status, stderr). */
 char *it_token(const char *tenant, const char *scopes, const char *name);

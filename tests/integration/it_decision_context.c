@@ -31,7 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 #include <openssl/evp.h>
@@ -39,7 +38,6 @@
 #include "fake.h"
 #include "harness.h"
 
-#define FAKE_SLOW_MS 3000
 #define OBSERVED_AT "2026-11-29T21:07:22.123Z"
 #define RECEIPT_SCHEMA "context_provider_retrieval_v0"
 #define REQUEST_SCHEMA "decision_context_advisory_retrieve_request_v0"
@@ -61,56 +59,15 @@ static char *audit_a; /* audit:read */
 
 /* ================================================================ small helpers */
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
-
-/* borrowed: the fake's URL for path, valid for the next 15 calls */
+/* borrowed: the fake's URL for path (it_fake_path_url) */
 static const char *furl(const char *path)
 {
-	static char ring[16][256];
-	static unsigned next;
-	char *out = ring[next++ % 16];
-	return it_fake_url(&fake, path, out, sizeof ring[0]);
-}
-
-/* new: n bytes, prefix then fill */
-static char *filled(const char *prefix, size_t n, char fill)
-{
-	size_t p = strlen(prefix);
-	char *s = malloc(n + 1);
-	assert_non_null(s);
-	memcpy(s, prefix, p < n ? p : n);
-	for (size_t i = p; i < n; i++)
-		s[i] = fill;
-	s[n] = '\0';
-	return s;
+	return it_fake_path_url(&fake, path);
 }
 
 static char *token_for(const char *tenant, const char *scopes)
 {
-	char *tok = it_token(tenant, scopes, "it-dc");
-	IT_CHECK(tok != NULL, "cannot create a %s token for %s", scopes, tenant);
-	return tok;
-}
-
-static bool is_exactly(const json_t *obj, const char *const *keys)
-{
-	size_t n = 0;
-	for (; keys[n]; n++) {
-		if (!json_object_get(obj, keys[n]))
-			return false;
-	}
-	return json_is_object(obj) && json_object_size(obj) == n;
+	return it_token_for(tenant, scopes, "it-dc");
 }
 
 static bool lower_hex(const char *s, size_t n)
@@ -138,16 +95,6 @@ static void provider_ref(const char *ext, const char *ns, const char *ref, char 
 
 /* ================================================================ providers */
 
-/* an extension id for a fake mode: "dc-" + the mode with '_' → '-' */
-static void mode_id(const char *mode, char out[80])
-{
-	snprintf(out, 80, "dc-%s", mode);
-	for (char *p = out; *p; p++) {
-		if (*p == '_')
-			*p = '-';
-	}
-}
-
 static void provider_ready(const char *tenant_token, const char *id, const char *prefix,
 			   const char *mode, int timeout)
 {
@@ -157,22 +104,12 @@ static void provider_ready(const char *tenant_token, const char *id, const char 
 /* registers (not doctored) */
 static void provider_raw(const char *token, const char *id, const char *endpoint, int timeout)
 {
-	struct it_resp r;
-	json_t *b = it_provider_body(id, IT_PROTO_DC, endpoint, timeout);
-	it_request_json(&srv, "POST", "/v1/providers", token, b, NULL, &r);
-	json_decref(b);
-	IT_STATUS(&r, 201);
-	it_resp_free(&r);
+	it_provider_register(&srv, token, id, IT_PROTO_DC, endpoint, NULL, timeout);
 }
 
 static void provider_patch(const char *token, const char *id, const char *json_body)
 {
-	char path[256];
-	snprintf(path, sizeof path, "/v1/providers/%s", id);
-	struct it_resp r;
-	it_request(&srv, "PATCH", path, token, json_body, NULL, &r);
-	IT_STATUS(&r, 200);
-	it_resp_free(&r);
+	it_provider_patch(&srv, token, id, json_body);
 }
 
 /* ================================================================ requests */
@@ -209,7 +146,7 @@ static void expect_receipt(const json_t *rc, const json_t *req, const char *stat
 	    "item_count",        "latency_ms", "fail_open",     "items",       NULL};
 	char *text = json_dumps(rc, JSON_COMPACT);
 	IT_CHECK(text != NULL, "%s: no receipt", what);
-	IT_CHECK(is_exactly(rc, keys), "%s: not exactly the receipt members: %s", what, text);
+	IT_CHECK(it_is_exactly(rc, keys), "%s: not exactly the receipt members: %s", what, text);
 	IT_CHECK(it_json_str_is(rc, "schema_version", RECEIPT_SCHEMA), "%s: schema_version: %s",
 		 what, text);
 	const char *id = it_json_str(rc, "receipt_id");
@@ -268,7 +205,7 @@ static void expect_receipt(const json_t *rc, const json_t *req, const char *stat
 	json_array_foreach (items, i, it) {
 		const char *ref = it_json_str(it, "provider_ref");
 		const json_t *score = json_object_get(it, "score");
-		IT_CHECK(is_exactly(it, item_keys) && ref && strlen(ref) == 29 &&
+		IT_CHECK(it_is_exactly(it, item_keys) && ref && strlen(ref) == 29 &&
 			     strncmp(ref, "provider-", 9) == 0 && lower_hex(ref + 9, 20) &&
 			     json_is_string(json_object_get(it, "summary")) &&
 			     (json_is_null(score) || json_is_number(score)),
@@ -287,7 +224,7 @@ static const json_t *answer_receipt(const struct it_resp *r, bool transient, con
 	IT_STATUS(r, 200);
 	static const char *const only[] = {"receipt", NULL};
 	static const char *const both[] = {"receipt", "transient", NULL};
-	IT_CHECK(is_exactly(r->json, transient ? both : only), "%s: not exactly %s: %s", what,
+	IT_CHECK(it_is_exactly(r->json, transient ? both : only), "%s: not exactly %s: %s", what,
 		 transient ? "{receipt, transient}" : "{receipt}", r->body);
 	return json_object_get(r->json, "receipt");
 }
@@ -337,43 +274,13 @@ static const struct mode_case mode_cases[] = {
 };
 #define N_MODE_CASES (sizeof mode_cases / sizeof *mode_cases)
 
-static int group_setup(void **state)
-{
-	(void)state;
-	static const char *const fake_env[] = {"FAKE_SLOW_MS=3000", NULL};
-	if (it_fake_start(&fake, fake_env) != 0)
-		return -1;
-	if (it_server_start(&srv, NULL) != 0)
-		return -1;
-	tenant_a = it_unique("dc-a");
-	admin_a = it_token(tenant_a, "admin", "it-admin");
-	dc_a = it_token(tenant_a, "decision_context.read", "it-dc");
-	audit_a = it_token(tenant_a, "audit:read", "it-audit");
-	return admin_a && dc_a && audit_a ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	int rc = 0;
-	if (srv.pid > 0 && it_server_stop(&srv) != 0)
-		rc = -1;
-	if (fake.pid > 0 && it_fake_stop(&fake) != 0)
-		rc = -1;
-	free(tenant_a);
-	free(admin_a);
-	free(dc_a);
-	free(audit_a);
-	return rc;
-}
-
 /* tenant A's providers (first test): one per fake mode plus the resolution cases */
 static void test_setup_providers(void **state)
 {
 	(void)state;
 	char id[80];
 	for (size_t i = 0; i < N_MODE_CASES; i++) {
-		mode_id(mode_cases[i].mode, id);
+		it_mode_id("dc", mode_cases[i].mode, id, sizeof id);
 		provider_ready(admin_a, id, "dc", mode_cases[i].mode, 5);
 	}
 	provider_ready(admin_a, "dc-slow", "dc", "slow", 5);
@@ -391,22 +298,7 @@ static void test_setup_providers(void **state)
 	provider_patch(admin_a, "dc-repointed",
 		       "{\"expected_revision\":1,\"endpoint_url\":\"http://127.0.0.1:9/dc/good\"}");
 	/* an endpoint that refuses connections, with a doctor that passes */
-	int dead = it_free_port();
-	IT_CHECK(dead > 0, "no free port");
-	char dead_url[128];
-	snprintf(dead_url, sizeof dead_url, "http://127.0.0.1:%d/dc/good", dead);
-	json_t *b = it_provider_body("dc-unreachable", IT_PROTO_DC, dead_url, 5);
-	json_object_set_new(b, "doctor_url", json_string(furl("/dc/good/doctor")));
-	struct it_resp r;
-	it_request_json(&srv, "POST", "/v1/providers", admin_a, b, NULL, &r);
-	json_decref(b);
-	IT_STATUS(&r, 201);
-	it_resp_free(&r);
-	it_request(&srv, "POST", "/v1/providers/dc-unreachable/doctor", admin_a, NULL, NULL, &r);
-	IT_STATUS(&r, 200);
-	IT_CHECK(json_is_true(json_object_get(r.json, "doctor_ready")),
-		 "dc-unreachable's doctor does not pass: %s", r.body);
-	it_resp_free(&r);
+	it_provider_unreachable(&srv, admin_a, &fake, "dc-unreachable", "dc");
 }
 
 /* ================================================================ modes */
@@ -417,7 +309,7 @@ static void test_modes(void **state)
 	char id[80];
 	for (size_t i = 0; i < N_MODE_CASES; i++) {
 		const struct mode_case *c = &mode_cases[i];
-		mode_id(c->mode, id);
+		it_mode_id("dc", c->mode, id, sizeof id);
 		long before = it_fake_count(&fake, "dc", c->mode);
 		expect_outcome(dc_a, dc_req(id), c->status, c->reason, id, 1, c->nitems, c->mode);
 		IT_CHECK(it_fake_count(&fake, "dc", c->mode) == before + 1,
@@ -455,9 +347,9 @@ static void test_timeout(void **state)
 	json_object_set_new(req, "timeout_seconds", json_integer(1));
 	json_t *keep = json_incref(req);
 	struct it_resp r;
-	double t0 = now_s();
+	double t0 = it_now_s();
 	retrieve(dc_a, req, NULL, &r);
-	double took = now_s() - t0;
+	double took = it_now_s() - t0;
 	const json_t *rc = answer_receipt(&r, false, "slow, timeout 1");
 	expect_receipt(rc, keep, "unavailable", "provider_timeout", "dc-slow", 1, 0,
 		       "slow, timeout 1");
@@ -477,9 +369,9 @@ static void test_timeout(void **state)
 	/* a fractional deadline: 1.5 s */
 	req = dc_req("dc-slow");
 	json_object_set_new(req, "timeout_seconds", json_real(1.5));
-	t0 = now_s();
+	t0 = it_now_s();
 	retrieve(dc_a, req, NULL, &r);
-	took = now_s() - t0;
+	took = it_now_s() - t0;
 	IT_STATUS(&r, 200);
 	IT_CHECK(
 	    it_json_str_is(json_object_get(r.json, "receipt"), "reason_code", "provider_timeout"),
@@ -559,14 +451,8 @@ static void test_resolution(void **state)
  * more call arrived than `before` and its Content-Type and traceparent (NULL: absent) */
 static json_t *last_request(const char *mode, long before, const char *traceparent)
 {
-	json_t *last = it_fake_last(&fake, "dc", mode);
-	IT_CHECK(last != NULL, "the fake saw no POST to /dc/%s", mode);
-	IT_CHECK(it_json_int(last, "count", -1) == before + 1,
-		 "the provider was called %lld times, expected once",
-		 it_json_int(last, "count", -1) - before);
-	const char *ct = it_json_str(last, "content_type");
-	IT_CHECK(ct && strncmp(ct, "application/json", 16) == 0,
-		 "the provider request's Content-Type is %s", ct ? ct : "absent");
+	json_t *last = NULL;
+	json_t *body = it_fake_expect_request(&fake, "dc", mode, before, &last);
 	if (traceparent)
 		IT_CHECK(it_json_str_is(last, "traceparent", traceparent),
 			 "traceparent was not passed on: %s",
@@ -577,11 +463,20 @@ static json_t *last_request(const char *mode, long before, const char *tracepare
 			 "a traceparent reached the provider that the caller did not send (well "
 			 "formed): %s",
 			 it_json_str(last, "traceparent"));
-	json_error_t err;
-	json_t *body = json_loads(it_json_str(last, "body"), JSON_REJECT_DUPLICATES, &err);
-	IT_CHECK(body != NULL, "the provider request is not JSON: %s", it_json_str(last, "body"));
 	json_decref(last);
 	return body;
+}
+
+/* new: the request the fake's /dc/good received for req (steals), sent with headers and
+ * answered 200; checked as last_request (traceparent: what must arrive, NULL: none) */
+static json_t *sent_to_good(json_t *req, const char *const *headers, const char *traceparent)
+{
+	struct it_resp r;
+	long before = it_fake_count(&fake, "dc", "good");
+	retrieve(dc_a, req, headers, &r);
+	IT_STATUS(&r, 200);
+	it_resp_free(&r);
+	return last_request("good", before, traceparent);
 }
 
 static void test_request_sent(void **state)
@@ -591,10 +486,8 @@ static void test_request_sent(void **state)
 	    "schema_version", "operation",   "namespace",       "scope_ref",   "query",
 	    "query_summary",  "max_results", "timeout_seconds", "observed_at", NULL};
 	const char *tp[] = {"traceparent: " TRACEPARENT, NULL};
-	struct it_resp r;
 
 	/* request 2.5 s, provider 30 s → 2.5 */
-	long before = it_fake_count(&fake, "dc", "good");
 	json_t *req = dc_req("dc-t30");
 	json_object_set_new(req, "namespace", json_string("ns-exact"));
 	json_object_set_new(req, "scope_ref", json_string("codex://threads/abc"));
@@ -603,12 +496,9 @@ static void test_request_sent(void **state)
 	json_object_set_new(req, "max_results", json_integer(4));
 	json_object_set_new(req, "timeout_seconds", json_real(2.5));
 	json_object_set_new(req, "observed_at", json_string("2026-11-29T21:07:22.123Z"));
-	retrieve(dc_a, req, tp, &r);
-	IT_STATUS(&r, 200);
-	it_resp_free(&r);
-	json_t *sent = last_request("good", before, TRACEPARENT);
+	json_t *sent = sent_to_good(req, tp, TRACEPARENT);
 	char *text = json_dumps(sent, JSON_COMPACT);
-	IT_CHECK(is_exactly(sent, keys), "the provider request is not exactly the 9 members: %s",
+	IT_CHECK(it_is_exactly(sent, keys), "the provider request is not exactly the 9 members: %s",
 		 text);
 	IT_CHECK(it_json_str_is(sent, "schema_version", REQUEST_SCHEMA), "schema_version: %s",
 		 text);
@@ -632,13 +522,9 @@ static void test_request_sent(void **state)
 	json_decref(sent);
 
 	/* request 60 s, provider 5 s → 5, an integer; no traceparent sent → none passed */
-	before = it_fake_count(&fake, "dc", "good");
 	req = dc_req("dc-good");
 	json_object_set_new(req, "timeout_seconds", json_integer(60));
-	retrieve(dc_a, req, NULL, &r);
-	IT_STATUS(&r, 200);
-	it_resp_free(&r);
-	sent = last_request("good", before, NULL);
+	sent = sent_to_good(req, NULL, NULL);
 	t = json_object_get(sent, "timeout_seconds");
 	IT_CHECK(json_is_integer(t) && json_integer_value(t) == 5,
 		 "timeout_seconds is not min(60, 5) = 5 (an integer): %g",
@@ -649,13 +535,9 @@ static void test_request_sent(void **state)
 
 	/* 120.0 s with provider 30 → 30; a malformed traceparent is not passed on */
 	const char *bad_tp[] = {"traceparent: not-a-traceparent", NULL};
-	before = it_fake_count(&fake, "dc", "good");
 	req = dc_req("dc-t30");
 	json_object_set_new(req, "timeout_seconds", json_real(120.0));
-	retrieve(dc_a, req, bad_tp, &r);
-	IT_STATUS(&r, 200);
-	it_resp_free(&r);
-	sent = last_request("good", before, NULL);
+	sent = sent_to_good(req, bad_tp, NULL);
 	t = json_object_get(sent, "timeout_seconds");
 	IT_CHECK(json_is_number(t) && json_number_value(t) == 30.0,
 		 "timeout_seconds is not min(120.0, 30) = 30: %g",
@@ -667,26 +549,18 @@ static void test_request_sent(void **state)
 				   "codex://threads/a/b", "codex://thread/abc",
 				   "host-session:codex:abc"};
 	for (size_t i = 0; i < sizeof unchanged / sizeof *unchanged; i++) {
-		before = it_fake_count(&fake, "dc", "good");
 		req = dc_req("dc-good");
 		json_object_set_new(req, "scope_ref", json_string(unchanged[i]));
-		retrieve(dc_a, req, NULL, &r);
-		IT_STATUS(&r, 200);
-		it_resp_free(&r);
-		sent = last_request("good", before, NULL);
+		sent = sent_to_good(req, NULL, NULL);
 		IT_CHECK(it_json_str_is(sent, "scope_ref", unchanged[i]),
 			 "scope_ref %s was changed to %s", unchanged[i],
 			 it_json_str(sent, "scope_ref"));
 		json_decref(sent);
 	}
 	/* the id characters [A-Za-z0-9._:-] normalise */
-	before = it_fake_count(&fake, "dc", "good");
 	req = dc_req("dc-good");
 	json_object_set_new(req, "scope_ref", json_string("codex://threads/Ab9._:-z"));
-	retrieve(dc_a, req, NULL, &r);
-	IT_STATUS(&r, 200);
-	it_resp_free(&r);
-	sent = last_request("good", before, NULL);
+	sent = sent_to_good(req, NULL, NULL);
 	IT_CHECK(it_json_str_is(sent, "scope_ref", "host-session:codex:Ab9._:-z"),
 		 "codex://threads/Ab9._:-z normalised to %s", it_json_str(sent, "scope_ref"));
 	json_decref(sent);
@@ -758,7 +632,7 @@ static void test_delivery(void **state)
 	expect_receipt(rc, keep, "completed", NULL, "dc-good", 1, 2, "local_private_transient");
 	json_decref(keep);
 	const json_t *tr = json_object_get(r.json, "transient");
-	IT_CHECK(is_exactly(tr, tkeys) &&
+	IT_CHECK(it_is_exactly(tr, tkeys) &&
 		     it_json_str_is(tr, "packet_kind", "local_private_transient") &&
 		     it_json_str_is(tr, "content_trust", "untrusted_advisory") &&
 		     json_is_false(json_object_get(tr, "content_may_instruct")),
@@ -772,7 +646,7 @@ static void test_delivery(void **state)
 		char want[96];
 		snprintf(want, sizeof want, "%s transient exact content %zu",
 			 IT_FAKE_CONTENT_MARKER, i + 1);
-		IT_CHECK(is_exactly(ti, ikeys) && it_json_str_is(ti, "content", want) &&
+		IT_CHECK(it_is_exactly(ti, ikeys) && it_json_str_is(ti, "content", want) &&
 			     json_equal(json_object_get(ti, "provider_ref"),
 					json_object_get(ri, "provider_ref")) &&
 			     json_equal(json_object_get(ti, "summary"),
@@ -806,7 +680,7 @@ static void test_delivery(void **state)
 		retrieve(dc_a, req, NULL, &r);
 		(void)answer_receipt(&r, true, exts[i]);
 		tr = json_object_get(r.json, "transient");
-		IT_CHECK(is_exactly(tr, tkeys) && json_is_array(json_object_get(tr, "items")) &&
+		IT_CHECK(it_is_exactly(tr, tkeys) && json_is_array(json_object_get(tr, "items")) &&
 			     json_array_size(json_object_get(tr, "items")) == 0,
 			 "%s: transient is not there with items []: %s", exts[i], r.body);
 		it_resp_free(&r);
@@ -822,17 +696,13 @@ static void get_receipt(const char *token, const char *id, struct it_resp *r)
 
 static void expect_private_free(const char *text, size_t len, const char *where)
 {
-	const char *needles[] = {"QUERY-MARK",           SCOPE_ID,
-				 IT_FAKE_CONTENT_MARKER, IT_FAKE_REF_PREFIX,
-				 "codex://threads/",     "Which cache policy did we pick?"};
-	for (size_t i = 0; i < sizeof needles / sizeof *needles; i++) {
-		const char *hit = memmem(text, len, needles[i], strlen(needles[i]));
-		if (hit) {
-			const char *from = hit - text > 200 ? hit - 200 : text;
-			fprintf(stderr, "  excerpt: %.400s\n", from);
-		}
-		IT_CHECK(hit == NULL, "%s contains \"%s\"", where, needles[i]);
-	}
+	static const char *const needles[] = {"QUERY-MARK",
+					      SCOPE_ID,
+					      IT_FAKE_CONTENT_MARKER,
+					      IT_FAKE_REF_PREFIX,
+					      "codex://threads/",
+					      "Which cache policy did we pick?"};
+	it_expect_absent(text, len, needles, sizeof needles / sizeof *needles, where);
 }
 
 static void test_receipt_readback(void **state)
@@ -921,10 +791,10 @@ static char *json_str_text(const char *s)
 static void test_bounds(void **state)
 {
 	(void)state;
-	char *ns120 = filled("ns", 120, 'n'), *ns121 = filled("ns", 121, 'n');
-	char *q1000 = filled("q ", 1000, 'q'), *q1001 = filled("q ", 1001, 'q');
-	char *s220 = filled("summary ", 220, 's'), *s221 = filled("summary ", 221, 's');
-	char *sc2048 = filled("scope:", 2048, 'c'), *sc2049 = filled("scope:", 2049, 'c');
+	char *ns120 = it_filled("ns", 120, 'n'), *ns121 = it_filled("ns", 121, 'n');
+	char *q1000 = it_filled("q ", 1000, 'q'), *q1001 = it_filled("q ", 1001, 'q');
+	char *s220 = it_filled("summary ", 220, 's'), *s221 = it_filled("summary ", 221, 's');
+	char *sc2048 = it_filled("scope:", 2048, 'c'), *sc2049 = it_filled("scope:", 2049, 'c');
 	char *t[8] = {json_str_text(ns120),  json_str_text(ns121), json_str_text(q1000),
 		      json_str_text(q1001),  json_str_text(s220),  json_str_text(s221),
 		      json_str_text(sc2048), json_str_text(sc2049)};
@@ -1038,7 +908,7 @@ static void test_sync(void **state)
 		struct it_resp r;
 		it_request(&srv, "POST", "/v1/decision-context/sync", dc_a, bodies[i], NULL, &r);
 		IT_STATUS(&r, 200);
-		IT_CHECK(is_exactly(r.json, keys) &&
+		IT_CHECK(it_is_exactly(r.json, keys) &&
 			     it_json_str_is(r.json, "status", "unavailable") &&
 			     it_json_str_is(r.json, "reason_code", "read_only_provider") &&
 			     json_is_false(json_object_get(r.json, "external_writes_performed")),
@@ -1095,29 +965,29 @@ static void test_slow_calls_do_not_block(void **state)
 		IT_CHECK(pthread_create(&th[i], NULL, slow_thread, &calls[i]) == 0,
 			 "pthread_create");
 	/* wait until all eight are at the provider */
-	double until = now_s() + 2.0;
-	while (it_fake_count(&fake, "dc", "slow") < before + SLOW_CALLS && now_s() < until)
-		sleep_ms(20);
+	double until = it_now_s() + 2.0;
+	while (it_fake_count(&fake, "dc", "slow") < before + SLOW_CALLS && it_now_s() < until)
+		it_sleep_ms(20);
 	long in_flight = it_fake_count(&fake, "dc", "slow") - before;
 
 	double worst_health = 0, worst_mode = 0;
 	for (int round = 0; round < 3; round++) {
 		struct it_resp r;
-		double t0 = now_s();
+		double t0 = it_now_s();
 		it_request(&srv, "GET", "/healthz", NULL, NULL, NULL, &r);
-		double took = now_s() - t0;
+		double took = it_now_s() - t0;
 		if (r.status != 200)
 			took = 99;
 		worst_health = took > worst_health ? took : worst_health;
 		it_resp_free(&r);
-		t0 = now_s();
+		t0 = it_now_s();
 		it_request(&srv, "GET", "/v1/threads/t/memory-mode", admin_a, NULL, NULL, &r);
-		took = now_s() - t0;
+		took = it_now_s() - t0;
 		if (r.status != 200)
 			took = 99;
 		worst_mode = took > worst_mode ? took : worst_mode;
 		it_resp_free(&r);
-		sleep_ms(100);
+		it_sleep_ms(100);
 	}
 	for (int i = 0; i < SLOW_CALLS; i++)
 		pthread_join(th[i], NULL);
@@ -1191,11 +1061,8 @@ static void test_audit_and_metrics_privacy(void **state)
 static void test_log_privacy(void **state)
 {
 	(void)state;
-	int st = it_server_stop(&srv);
-	IT_CHECK(st == 0, "the server exited with status %d after SIGTERM", st);
 	size_t len = 0;
-	char *log = it_log_read(&srv, &len);
-	IT_CHECK(log != NULL && len > 0, "no server log at %s", srv.log_path);
+	char *log = it_server_stop_log(&srv, &len);
 	expect_private_free(log, len, "the server log");
 	char url[64];
 	snprintf(url, sizeof url, "127.0.0.1:%d", fake.port);
@@ -1205,8 +1072,11 @@ static void test_log_privacy(void **state)
 
 int main(void)
 {
-	if (!it_init())
-		return 1;
+	static const struct it_group group = {&fake, &srv, "dc-a", &tenant_a, {
+		{&admin_a, "admin", "it-admin"},
+		{&dc_a, "decision_context.read", "it-dc"},
+		{&audit_a, "audit:read", "it-audit"},
+	}};
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_setup_providers), /* first: tenant A's providers */
 	    cmocka_unit_test(test_modes),
@@ -1224,8 +1094,5 @@ int main(void)
 	    cmocka_unit_test(test_audit_and_metrics_privacy),
 	    cmocka_unit_test(test_log_privacy), /* last: stops the server */
 	};
-	int rc =
-	    cmocka_run_group_tests_name("it_decision_context", tests, group_setup, group_teardown);
-	it_cleanup();
-	return rc;
+	return IT_GROUP_MAIN("it_decision_context", tests, &group);
 }

@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
@@ -34,7 +33,6 @@
 #include "harness.h"
 
 #define NO_REV (-1LL) /* doctor_verified_revision: null */
-#define FAKE_SLOW_MS 3000
 #define URL_MAX 2048
 
 static struct it_server srv;
@@ -47,26 +45,10 @@ static char *audit_a; /* audit:read only */
 
 /* ================================================================ small helpers */
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
-
-/* borrowed: the fake's URL for path, valid for the next 31 calls */
+/* borrowed: the fake's URL for path (it_fake_path_url: valid for the next 31 calls) */
 static const char *furl(const char *path)
 {
-	static char ring[32][256];
-	static unsigned next;
-	char *out = ring[next++ % 32];
-	return it_fake_url(&fake, path, out, sizeof ring[0]);
+	return it_fake_path_url(&fake, path);
 }
 
 /* borrowed: "/v1/providers/<id><suffix>", valid for the next 7 calls */
@@ -79,48 +61,22 @@ static const char *ppath(const char *id, const char *suffix)
 	return out;
 }
 
-/* new: n bytes "<prefix>aaaa..." */
-static char *filled(const char *prefix, size_t n, char fill)
-{
-	size_t p = strlen(prefix);
-	char *s = malloc(n + 1);
-	assert_non_null(s);
-	memcpy(s, prefix, p < n ? p : n);
-	for (size_t i = p; i < n; i++)
-		s[i] = fill;
-	s[n] = '\0';
-	return s;
-}
-
 static char *token_for(const char *tenant, const char *scopes)
 {
-	char *tok = it_token(tenant, scopes, "it-providers");
-	IT_CHECK(tok != NULL, "cannot create a %s token for %s", scopes, tenant);
-	return tok;
+	return it_token_for(tenant, scopes, "it-providers");
 }
 
 /* body: steals */
-static void send_json(const char *method, const char *path, const char *token, json_t *body,
-		      const char *const *headers, struct it_resp *r)
-{
-	IT_CHECK(body != NULL, "a request body could not be built");
-	it_request_json(&srv, method, path, token, body, headers, r);
-	json_decref(body);
-}
-
 static void reg(const char *token, json_t *body, struct it_resp *r)
 {
-	send_json("POST", "/v1/providers", token, body, NULL, r);
+	it_send_json(&srv, "POST", "/v1/providers", token, body, NULL, r);
 }
 
-/* registers a provider (201) and returns nothing */
+/* registers a provider (201, no doctor_url) and returns nothing */
 static void reg_ok(const char *token, const char *id, const char *proto, const char *endpoint,
 		   int timeout)
 {
-	struct it_resp r;
-	reg(token, it_provider_body(id, proto, endpoint, timeout), &r);
-	IT_STATUS(&r, 201);
-	it_resp_free(&r);
+	it_provider_register(&srv, token, id, proto, endpoint, NULL, timeout);
 }
 
 static void get_prov(const char *token, const char *id, struct it_resp *r)
@@ -132,7 +88,7 @@ static void get_prov(const char *token, const char *id, struct it_resp *r)
 static void patch(const char *token, const char *id, json_t *body, const char *const *headers,
 		  struct it_resp *r)
 {
-	send_json("PATCH", ppath(id, NULL), token, body, headers, r);
+	it_send_json(&srv, "PATCH", ppath(id, NULL), token, body, headers, r);
 }
 
 static void doctor(const char *token, const char *id, struct it_resp *r)
@@ -147,16 +103,6 @@ static void expect_etag(const struct it_resp *r, long long rev)
 	const char *etag = it_resp_header(r, "ETag");
 	IT_CHECK(etag && strcmp(etag, want) == 0, "%s: ETag is %s, expected %s", r->desc,
 		 etag ? etag : "none", want);
-}
-
-static bool is_exactly(const json_t *obj, const char *const *keys)
-{
-	size_t n = 0;
-	for (; keys[n]; n++) {
-		if (!json_object_get(obj, keys[n]))
-			return false;
-	}
-	return json_is_object(obj) && json_object_size(obj) == n;
 }
 
 /* the provider JSON of docs/providers-contract.md: exactly its members, of their types, and
@@ -177,7 +123,7 @@ static void expect_provider_shape(const json_t *p, const char *what)
 					   "updated_at",
 					   NULL};
 	char *text = json_dumps(p, JSON_COMPACT);
-	IT_CHECK(is_exactly(p, keys), "%s: not exactly the provider members: %s", what, text);
+	IT_CHECK(it_is_exactly(p, keys), "%s: not exactly the provider members: %s", what, text);
 	const json_t *dvr = json_object_get(p, "doctor_verified_revision");
 	const json_t *rev = json_object_get(p, "revision");
 	const json_t *doc = json_object_get(p, "doctor_url");
@@ -234,7 +180,7 @@ static void expect_doctor(const struct it_resp *r, const char *id, long long rev
 	static const char *const keys[] = {"extension_id", "revision", "doctor_ready",
 					   "reason_code", NULL};
 	IT_STATUS(r, 200);
-	IT_CHECK(is_exactly(r->json, keys),
+	IT_CHECK(it_is_exactly(r->json, keys),
 		 "%s: not exactly {extension_id, revision, doctor_ready, reason_code}: %s", id,
 		 r->body);
 	IT_CHECK(it_json_str_is(r->json, "extension_id", id), "%s: extension_id: %s", id, r->body);
@@ -272,40 +218,6 @@ static size_t audit_count(const char *token, const char *id)
 	size_t n = json_array_size(items);
 	json_decref(items);
 	return n;
-}
-
-/* ================================================================ setup */
-
-static int group_setup(void **state)
-{
-	(void)state;
-	static const char *const fake_env[] = {"FAKE_SLOW_MS=3000", NULL};
-	if (it_fake_start(&fake, fake_env) != 0)
-		return -1;
-	if (it_server_start(&srv, NULL) != 0)
-		return -1;
-	tenant_a = it_unique("prov-a");
-	admin_a = it_token(tenant_a, "admin", "it-admin");
-	prov_a = it_token(tenant_a, "providers:admin", "it-prov");
-	dc_a = it_token(tenant_a, "decision_context.read", "it-dc");
-	audit_a = it_token(tenant_a, "audit:read", "it-audit");
-	return admin_a && prov_a && dc_a && audit_a ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	int rc = 0;
-	if (srv.pid > 0 && it_server_stop(&srv) != 0)
-		rc = -1;
-	if (fake.pid > 0 && it_fake_stop(&fake) != 0)
-		rc = -1;
-	free(tenant_a);
-	free(admin_a);
-	free(prov_a);
-	free(dc_a);
-	free(audit_a);
-	return rc;
 }
 
 /* ================================================================ register, get, list */
@@ -583,19 +495,19 @@ static void test_bounds(void **state)
 	reg_ok(prov_a, "tmo-1", IT_PROTO_DC, furl("/dc/good"), 1);
 	reg_ok(prov_a, "tmo-120", IT_PROTO_DC, furl("/dc/good"), 120);
 	/* extension_id of 128 bytes passes */
-	char *id128 = filled("x128-", 128, 'k');
+	char *id128 = it_filled("x128-", 128, 'k');
 	reg_ok(prov_a, id128, IT_PROTO_DC, furl("/dc/good"), 5);
 	get_prov(prov_a, id128, &r);
 	IT_STATUS(&r, 200);
 	it_resp_free(&r);
 	/* a URL of exactly 2048 bytes passes; uppercase scheme and https pass */
-	char *url2048 = filled(furl("/dc/good?pad="), URL_MAX, 'u');
+	char *url2048 = it_filled(furl("/dc/good?pad="), URL_MAX, 'u');
 	reg_ok(prov_a, "url-2048", IT_PROTO_DC, url2048, 5);
 	reg_ok(prov_a, "url-upper", IT_PROTO_DC, "HTTP://127.0.0.1:9/dc/good", 5);
 	reg_ok(prov_a, "url-https", IT_PROTO_DC, "https://provider.example/dc", 5);
 
-	char *id129 = filled("x129-", 129, 'k');
-	char *url2049 = filled(furl("/dc/good?pad="), URL_MAX + 1, 'u');
+	char *id129 = it_filled("x129-", 129, 'k');
+	char *url2049 = it_filled(furl("/dc/good?pad="), URL_MAX + 1, 'u');
 	char id129_json[160], url2049_json[2100];
 	snprintf(id129_json, sizeof id129_json, "\"%s\"", id129);
 	snprintf(url2049_json, sizeof url2049_json, "\"%s\"", url2049);
@@ -656,7 +568,7 @@ static void test_bounds(void **state)
 	it_resp_free(&r);
 
 	/* a path id that does not match the pattern */
-	char *long_id = filled("p", 129, 'z');
+	char *long_id = it_filled("p", 129, 'z');
 	const char *bad_ids[] = {"bad%20id", "-lead", long_id};
 	for (size_t i = 0; i < 3; i++) {
 		get_prov(prov_a, bad_ids[i], &r);
@@ -910,6 +822,34 @@ static void test_scopes(void **state)
 
 /* ================================================================ doctor */
 
+/* as prov_a: PATCH id with body (steals) expecting 200, then GET it (expect_state) */
+static void patch_then_state(const char *id, json_t *body, long long rev, bool ready,
+			     long long dvr)
+{
+	struct it_resp r;
+	patch(prov_a, id, body, NULL, &r);
+	IT_STATUS(&r, 200);
+	it_resp_free(&r);
+	expect_state(prov_a, id, rev, ready, dvr);
+}
+
+/* as prov_a: run id's doctor, expecting that answer (expect_doctor) */
+static void doctor_expect(const char *id, long long rev, bool ready, const char *reason)
+{
+	struct it_resp r;
+	doctor(prov_a, id, &r);
+	expect_doctor(&r, id, rev, ready, reason);
+	it_resp_free(&r);
+}
+
+/* new: patch_body(expected) with member set to value (steals; a JSON string for a URL) */
+static json_t *patch_member(long long expected, const char *member, json_t *value)
+{
+	json_t *b = patch_body(expected);
+	json_object_set_new(b, member, value);
+	return b;
+}
+
 static void test_doctor_outcomes(void **state)
 {
 	(void)state;
@@ -949,14 +889,9 @@ static void test_doctor_outcomes(void **state)
 	    {"doc-slash", IT_PROTO_DC, furl("/dc/good/"), NULL, 5, true, NULL},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-		json_t *b = it_provider_body(cases[i].id, cases[i].proto, cases[i].endpoint,
-					     cases[i].timeout);
-		if (cases[i].doctor_url)
-			json_object_set_new(b, "doctor_url", json_string(cases[i].doctor_url));
+		it_provider_register(&srv, prov_a, cases[i].id, cases[i].proto, cases[i].endpoint,
+				     cases[i].doctor_url, cases[i].timeout);
 		struct it_resp r;
-		reg(prov_a, b, &r);
-		IT_STATUS(&r, 201);
-		it_resp_free(&r);
 		doctor(prov_a, cases[i].id, &r);
 		expect_doctor(&r, cases[i].id, 1, cases[i].ready, cases[i].reason);
 		IT_CHECK(!strstr(r.body, "127.0.0.1"), "the doctor answer carries a URL: %s",
@@ -969,18 +904,16 @@ static void test_doctor_outcomes(void **state)
 	/* timeout: deadline = timeout_seconds (1 s) while the fake sleeps 3 s */
 	struct it_resp r;
 	reg_ok(prov_a, "doc-slow", IT_PROTO_DC, furl("/dc/doctor_slow"), 1);
-	double t0 = now_s();
+	double t0 = it_now_s();
 	doctor(prov_a, "doc-slow", &r);
-	double took = now_s() - t0;
+	double took = it_now_s() - t0;
 	expect_doctor(&r, "doc-slow", 1, false, "doctor_timeout");
 	it_resp_free(&r);
 	IT_CHECK(took < 2.0, "the doctor with timeout_seconds 1 took %.2f s", took);
 	expect_state(prov_a, "doc-slow", 1, false, NO_REV);
 	/* with a deadline longer than the sleep it passes */
 	reg_ok(prov_a, "doc-slow-ok", IT_PROTO_DC, furl("/dc/doctor_slow"), 10);
-	doctor(prov_a, "doc-slow-ok", &r);
-	expect_doctor(&r, "doc-slow-ok", 1, true, NULL);
-	it_resp_free(&r);
+	doctor_expect("doc-slow-ok", 1, true, NULL);
 
 	/* a disabled provider may be doctored */
 	json_t *b = it_provider_body("doc-disabled", IT_PROTO_DC, furl("/dc/good"), 5);
@@ -988,15 +921,11 @@ static void test_doctor_outcomes(void **state)
 	reg(prov_a, b, &r);
 	IT_STATUS(&r, 201);
 	it_resp_free(&r);
-	doctor(prov_a, "doc-disabled", &r);
-	expect_doctor(&r, "doc-disabled", 1, true, NULL);
-	it_resp_free(&r);
+	doctor_expect("doc-disabled", 1, true, NULL);
 	expect_state(prov_a, "doc-disabled", 1, true, 1);
 
 	/* doctoring again is idempotent; the doctor takes no body */
-	doctor(prov_a, "doc-ok", &r);
-	expect_doctor(&r, "doc-ok", 1, true, NULL);
-	it_resp_free(&r);
+	doctor_expect("doc-ok", 1, true, NULL);
 	expect_state(prov_a, "doc-ok", 1, true, 1);
 }
 
@@ -1006,15 +935,11 @@ static void test_doctor_binding(void **state)
 	struct it_resp r;
 	json_t *b;
 	reg_ok(prov_a, "bind", IT_PROTO_DC, furl("/dc/good"), 5);
-	doctor(prov_a, "bind", &r);
-	expect_doctor(&r, "bind", 1, true, NULL);
-	it_resp_free(&r);
+	doctor_expect("bind", 1, true, NULL);
 	expect_state(prov_a, "bind", 1, true, 1);
 
 	/* enabled and timeout_seconds changes re-bind the passing doctor */
-	b = patch_body(1);
-	json_object_set_new(b, "enabled", json_false());
-	patch(prov_a, "bind", b, NULL, &r);
+	patch(prov_a, "bind", patch_member(1, "enabled", json_false()), NULL, &r);
 	IT_STATUS(&r, 200);
 	IT_CHECK(it_json_int(r.json, "revision", -1) == 2 &&
 		     json_is_true(json_object_get(r.json, "doctor_ready")) &&
@@ -1022,30 +947,18 @@ static void test_doctor_binding(void **state)
 		 "PATCH enabled does not keep doctor_ready re-bound to revision 2: %s", r.body);
 	it_resp_free(&r);
 	expect_state(prov_a, "bind", 2, true, 2);
-	b = patch_body(2);
-	json_object_set_new(b, "timeout_seconds", json_integer(7));
+	b = patch_member(2, "timeout_seconds", json_integer(7));
 	json_object_set_new(b, "enabled", json_true());
-	patch(prov_a, "bind", b, NULL, &r);
-	IT_STATUS(&r, 200);
-	it_resp_free(&r);
-	expect_state(prov_a, "bind", 3, true, 3);
+	patch_then_state("bind", b, 3, true, 3);
 	/* the same endpoint_url again is no change of it */
-	b = patch_body(3);
-	json_object_set_new(b, "endpoint_url", json_string(furl("/dc/good")));
-	patch(prov_a, "bind", b, NULL, &r);
-	IT_STATUS(&r, 200);
-	it_resp_free(&r);
-	expect_state(prov_a, "bind", 4, true, 4);
+	patch_then_state("bind", patch_member(3, "endpoint_url", json_string(furl("/dc/good"))), 4,
+			 true, 4);
 	/* an empty PATCH re-binds too */
-	patch(prov_a, "bind", patch_body(4), NULL, &r);
-	IT_STATUS(&r, 200);
-	it_resp_free(&r);
-	expect_state(prov_a, "bind", 5, true, 5);
+	patch_then_state("bind", patch_body(4), 5, true, 5);
 
 	/* a different endpoint_url clears it */
-	b = patch_body(5);
-	json_object_set_new(b, "endpoint_url", json_string(furl("/dc/full")));
-	patch(prov_a, "bind", b, NULL, &r);
+	patch(prov_a, "bind", patch_member(5, "endpoint_url", json_string(furl("/dc/full"))), NULL,
+	      &r);
 	IT_STATUS(&r, 200);
 	IT_CHECK(json_is_false(json_object_get(r.json, "doctor_ready")) &&
 		     it_json_has_null(r.json, "doctor_verified_revision"),
@@ -1053,58 +966,31 @@ static void test_doctor_binding(void **state)
 	it_resp_free(&r);
 	expect_state(prov_a, "bind", 6, false, NO_REV);
 	/* a later PATCH does not revive it */
-	b = patch_body(6);
-	json_object_set_new(b, "enabled", json_true());
-	patch(prov_a, "bind", b, NULL, &r);
-	IT_STATUS(&r, 200);
-	it_resp_free(&r);
-	expect_state(prov_a, "bind", 7, false, NO_REV);
-	doctor(prov_a, "bind", &r);
-	expect_doctor(&r, "bind", 7, true, NULL);
-	it_resp_free(&r);
+	patch_then_state("bind", patch_member(6, "enabled", json_true()), 7, false, NO_REV);
+	doctor_expect("bind", 7, true, NULL);
 	expect_state(prov_a, "bind", 7, true, 7);
 
 	/* doctor_url: null → a URL clears, the same URL keeps, back to null clears */
-	b = patch_body(7);
-	json_object_set_new(b, "doctor_url", json_string(furl("/dc/good/doctor")));
-	patch(prov_a, "bind", b, NULL, &r);
-	IT_STATUS(&r, 200);
-	it_resp_free(&r);
-	expect_state(prov_a, "bind", 8, false, NO_REV);
-	doctor(prov_a, "bind", &r);
-	expect_doctor(&r, "bind", 8, true, NULL);
-	it_resp_free(&r);
-	b = patch_body(8);
-	json_object_set_new(b, "doctor_url", json_string(furl("/dc/good/doctor")));
-	patch(prov_a, "bind", b, NULL, &r);
-	IT_STATUS(&r, 200);
-	it_resp_free(&r);
-	expect_state(prov_a, "bind", 9, true, 9);
-	b = patch_body(9);
-	json_object_set_new(b, "doctor_url", json_null());
-	patch(prov_a, "bind", b, NULL, &r);
-	IT_STATUS(&r, 200);
-	it_resp_free(&r);
-	expect_state(prov_a, "bind", 10, false, NO_REV);
+	patch_then_state("bind",
+			 patch_member(7, "doctor_url", json_string(furl("/dc/good/doctor"))), 8,
+			 false, NO_REV);
+	doctor_expect("bind", 8, true, NULL);
+	patch_then_state("bind",
+			 patch_member(8, "doctor_url", json_string(furl("/dc/good/doctor"))), 9,
+			 true, 9);
+	patch_then_state("bind", patch_member(9, "doctor_url", json_null()), 10, false, NO_REV);
 
 	/* a failing doctor after a passing one clears it */
-	doctor(prov_a, "bind", &r);
-	expect_doctor(&r, "bind", 10, true, NULL);
-	it_resp_free(&r);
-	b = patch_body(10);
-	json_object_set_new(b, "doctor_url", json_string(furl("/dc/doctor_fail/doctor")));
-	patch(prov_a, "bind", b, NULL, &r);
+	doctor_expect("bind", 10, true, NULL);
+	patch(prov_a, "bind",
+	      patch_member(10, "doctor_url", json_string(furl("/dc/doctor_fail/doctor"))), NULL,
+	      &r);
 	IT_STATUS(&r, 200);
 	it_resp_free(&r);
-	doctor(prov_a, "bind", &r);
-	expect_doctor(&r, "bind", 11, false, "doctor_http_error");
-	it_resp_free(&r);
+	doctor_expect("bind", 11, false, "doctor_http_error");
 	expect_state(prov_a, "bind", 11, false, NO_REV);
 	/* and a PATCH then has nothing to re-bind */
-	patch(prov_a, "bind", patch_body(11), NULL, &r);
-	IT_STATUS(&r, 200);
-	it_resp_free(&r);
-	expect_state(prov_a, "bind", 12, false, NO_REV);
+	patch_then_state("bind", patch_body(11), 12, false, NO_REV);
 }
 
 struct doctor_call {
@@ -1129,13 +1015,13 @@ static void test_doctor_overtaken(void **state)
 	struct doctor_call call = {prov_a, "race", {0}};
 	pthread_t th;
 	IT_CHECK(pthread_create(&th, NULL, doctor_thread, &call) == 0, "pthread_create");
-	sleep_ms(FAKE_SLOW_MS / 4);
+	it_sleep_ms(IT_FAKE_SLOW_MS / 4);
 	struct it_resp r;
 	json_t *b = patch_body(1);
 	json_object_set_new(b, "timeout_seconds", json_integer(11));
-	double t0 = now_s();
+	double t0 = it_now_s();
 	patch(prov_a, "race", b, NULL, &r);
-	double took = now_s() - t0;
+	double took = it_now_s() - t0;
 	pthread_join(th, NULL);
 	IT_STATUS(&r, 200);
 	it_resp_free(&r);
@@ -1181,22 +1067,16 @@ static void test_audit(void **state)
 {
 	(void)state;
 	struct it_resp r;
-	json_t *b = it_provider_body("aud", IT_PROTO_DC, furl("/dc/good"), 5);
-	json_object_set_new(b, "doctor_url", json_string(furl("/dc/good/doctor")));
-	reg(prov_a, b, &r);
-	IT_STATUS(&r, 201);
-	it_resp_free(&r);
+	it_provider_register(&srv, prov_a, "aud", IT_PROTO_DC, furl("/dc/good"),
+			     furl("/dc/good/doctor"), 5);
 	doctor(prov_a, "aud", &r);
 	IT_STATUS(&r, 200);
 	it_resp_free(&r);
-	b = patch_body(1);
-	json_object_set_new(b, "enabled", json_false());
-	patch(prov_a, "aud", b, NULL, &r);
+	patch(prov_a, "aud", patch_member(1, "enabled", json_false()), NULL, &r);
 	IT_STATUS(&r, 200);
 	it_resp_free(&r);
-	b = patch_body(2);
-	json_object_set_new(b, "endpoint_url", json_string(furl("/dc/full")));
-	patch(prov_a, "aud", b, NULL, &r);
+	patch(prov_a, "aud", patch_member(2, "endpoint_url", json_string(furl("/dc/full"))), NULL,
+	      &r);
 	IT_STATUS(&r, 200);
 	it_resp_free(&r);
 	doctor(prov_a, "aud", &r); /* the explicit doctor_url still answers ok */
@@ -1269,8 +1149,12 @@ static void test_audit(void **state)
 
 int main(void)
 {
-	if (!it_init())
-		return 1;
+	static const struct it_group group = {&fake, &srv, "prov-a", &tenant_a, {
+		{&admin_a, "admin", "it-admin"},
+		{&prov_a, "providers:admin", "it-prov"},
+		{&dc_a, "decision_context.read", "it-dc"},
+		{&audit_a, "audit:read", "it-audit"},
+	}};
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_register_and_get),
 	    cmocka_unit_test(test_list_and_pagination),
@@ -1286,7 +1170,5 @@ int main(void)
 	    cmocka_unit_test(test_doctor_overtaken),
 	    cmocka_unit_test(test_audit),
 	};
-	int rc = cmocka_run_group_tests_name("it_providers", tests, group_setup, group_teardown);
-	it_cleanup();
-	return rc;
+	return IT_GROUP_MAIN("it_providers", tests, &group);
 }

@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 #include <openssl/evp.h>
@@ -60,41 +59,15 @@ static char *audit_a; /* audit:read */
 
 /* ================================================================ small helpers */
 
-static double now_s(void)
+/* borrowed: the fake's URL for path (it_fake_path_url) */
+static const char *furl(const char *path)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* new: n bytes, prefix then fill */
-static char *filled(const char *prefix, size_t n, char fill)
-{
-	size_t p = strlen(prefix);
-	char *s = malloc(n + 1);
-	assert_non_null(s);
-	memcpy(s, prefix, p < n ? p : n);
-	for (size_t i = p; i < n; i++)
-		s[i] = fill;
-	s[n] = '\0';
-	return s;
+	return it_fake_path_url(&fake, path);
 }
 
 static char *token_for(const char *tenant, const char *scopes)
 {
-	char *tok = it_token(tenant, scopes, "it-sp");
-	IT_CHECK(tok != NULL, "cannot create a %s token for %s", scopes, tenant);
-	return tok;
-}
-
-static bool is_exactly(const json_t *obj, const char *const *keys)
-{
-	size_t n = 0;
-	for (; keys[n]; n++) {
-		if (!json_object_get(obj, keys[n]))
-			return false;
-	}
-	return json_is_object(obj) && json_object_size(obj) == n;
+	return it_token_for(tenant, scopes, "it-sp");
 }
 
 /* the first 16 hex digits of SHA-256(ref) */
@@ -138,15 +111,6 @@ static json_t *sorted_unique(const char *const *list, size_t n, bool digest)
 	return a;
 }
 
-/* body: steals */
-static void send_json(const char *method, const char *path, const char *token, json_t *body,
-		      const char *const *headers, struct it_resp *r)
-{
-	IT_CHECK(body != NULL, "a request body could not be built");
-	it_request_json(&srv, method, path, token, body, headers, r);
-	json_decref(body);
-}
-
 /* ================================================================ config */
 
 /* new: the standard config, naming extension_id (NULL: provider {}) */
@@ -182,7 +146,7 @@ static void put_config(const char *token, long long expected, json_t *config,
 	json_t *b =
 	    json_pack("{s:o, s:o}", "expected_revision",
 		      expected == NO_REV ? json_null() : json_integer(expected), "config", config);
-	send_json("PUT", "/v1/semantic-preferences/config", token, b, headers, r);
+	it_send_json(&srv, "PUT", "/v1/semantic-preferences/config", token, b, headers, r);
 }
 
 /* PUT at the current revision, expecting 200; returns the new revision */
@@ -207,7 +171,7 @@ static void recall(const char *token, const char *surface, json_t *context, stru
 	json_t *b = json_pack("{s:s}", "surface", surface);
 	if (context)
 		json_object_set_new(b, "context", context);
-	send_json("POST", "/v1/semantic-preferences/recall", token, b, NULL, r);
+	it_send_json(&srv, "POST", "/v1/semantic-preferences/recall", token, b, NULL, r);
 }
 
 /* a 200 provider_unavailable answer with failure_kind */
@@ -218,7 +182,7 @@ static void expect_unavailable(const struct it_resp *r, const char *kind, const 
 	if (r->status != 200)
 		fprintf(stderr, "  case: %s\n", what);
 	IT_STATUS(r, 200);
-	IT_CHECK(is_exactly(r->json, keys) &&
+	IT_CHECK(it_is_exactly(r->json, keys) &&
 		     it_json_str_is(r->json, "status", "provider_unavailable") &&
 		     json_array_size(json_object_get(r->json, "items")) == 0 &&
 		     json_is_array(json_object_get(r->json, "items")) &&
@@ -236,7 +200,7 @@ static void expect_disabled(const struct it_resp *r, const char *what)
 	static const char *const keys[] = {"status", "items", "truncated", "maintenance_guidance",
 					   NULL};
 	IT_STATUS(r, 200);
-	IT_CHECK(is_exactly(r->json, keys) && it_json_str_is(r->json, "status", "disabled") &&
+	IT_CHECK(it_is_exactly(r->json, keys) && it_json_str_is(r->json, "status", "disabled") &&
 		     json_is_array(json_object_get(r->json, "items")) &&
 		     json_array_size(json_object_get(r->json, "items")) == 0 &&
 		     json_is_false(json_object_get(r->json, "truncated")) &&
@@ -256,7 +220,7 @@ static void expect_completed(const struct it_resp *r, size_t nitems, bool trunca
 	if (r->status != 200)
 		fprintf(stderr, "  case: %s\n", what);
 	IT_STATUS(r, 200);
-	IT_CHECK(is_exactly(r->json, keys) && it_json_str_is(r->json, "status", "completed"),
+	IT_CHECK(it_is_exactly(r->json, keys) && it_json_str_is(r->json, "status", "completed"),
 		 "%s: not {status: completed, items, truncated, maintenance_guidance} (no "
 		 "failure_kind): %s",
 		 what, r->body);
@@ -271,7 +235,7 @@ static void expect_completed(const struct it_resp *r, size_t nitems, bool trunca
 		char ref[48], summary[64];
 		snprintf(ref, sizeof ref, "fake-pref-ref-%zu", i + 1);
 		snprintf(summary, sizeof summary, "Preference summary %zu", i + 1);
-		IT_CHECK(is_exactly(it, ikeys) && it_json_str_is(it, "preference_ref", ref) &&
+		IT_CHECK(it_is_exactly(it, ikeys) && it_json_str_is(it, "preference_ref", ref) &&
 			     it_json_str_is(it, "summary", summary),
 			 "%s: item %zu is not {%s, %s}: %s", what, i, ref, summary, r->body);
 	}
@@ -297,50 +261,11 @@ static void expect_guidance(const struct it_resp *r, const char *corpus_ids, con
 
 /* ================================================================ setup */
 
-static int group_setup(void **state)
-{
-	(void)state;
-	static const char *const fake_env[] = {"FAKE_SLOW_MS=3000", NULL};
-	if (it_fake_start(&fake, fake_env) != 0)
-		return -1;
-	if (it_server_start(&srv, NULL) != 0)
-		return -1;
-	tenant_a = it_unique("sp-a");
-	admin_a = it_token(tenant_a, "admin", "it-admin");
-	sp_a = it_token(tenant_a, "semantic_preferences:use", "it-sp");
-	audit_a = it_token(tenant_a, "audit:read", "it-audit");
-	return admin_a && sp_a && audit_a ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	int rc = 0;
-	if (srv.pid > 0 && it_server_stop(&srv) != 0)
-		rc = -1;
-	if (fake.pid > 0 && it_fake_stop(&fake) != 0)
-		rc = -1;
-	free(tenant_a);
-	free(admin_a);
-	free(sp_a);
-	free(audit_a);
-	return rc;
-}
-
 static const char *const sp_modes[] = {
     "good",          "no_inventory",    "read_only", "many",     "unknown_field", "item_too_large",
     "bad_inventory", "http500",         "oversize",  "not_json", "redirect",      "doctor_fail",
     "doctor_bad",    "doctor_mismatch", NULL,
 };
-
-static void mode_id(const char *mode, char out[80])
-{
-	snprintf(out, 80, "sp-%s", mode);
-	for (char *p = out; *p; p++) {
-		if (*p == '_')
-			*p = '-';
-	}
-}
 
 /* tenant A's providers (first test): one per fake mode and the resolution cases. The
  * doctor_* modes register with the doctor of /sp/good: their POST answers like good. */
@@ -348,59 +273,27 @@ static void test_setup_providers(void **state)
 {
 	(void)state;
 	char id[80], path[128];
-	struct it_resp r;
 	for (size_t i = 0; sp_modes[i]; i++) {
-		mode_id(sp_modes[i], id);
+		it_mode_id("sp", sp_modes[i], id, sizeof id);
 		if (strncmp(sp_modes[i], "doctor_", 7) != 0) {
 			it_provider_ready(&srv, admin_a, &fake, id, "sp", sp_modes[i], 5);
 			continue;
 		}
-		char url[256], doc[256];
 		snprintf(path, sizeof path, "/sp/%s", sp_modes[i]);
-		json_t *b =
-		    it_provider_body(id, IT_PROTO_SP, it_fake_url(&fake, path, url, sizeof url), 5);
-		json_object_set_new(
-		    b, "doctor_url",
-		    json_string(it_fake_url(&fake, "/sp/good/doctor", doc, sizeof doc)));
-		send_json("POST", "/v1/providers", admin_a, b, NULL, &r);
-		IT_STATUS(&r, 201);
-		it_resp_free(&r);
-		snprintf(path, sizeof path, "/v1/providers/%s/doctor", id);
-		it_request(&srv, "POST", path, admin_a, NULL, NULL, &r);
-		IT_CHECK(r.status == 200 && json_is_true(json_object_get(r.json, "doctor_ready")),
-			 "%s's doctor does not pass: %s", id, r.body);
-		it_resp_free(&r);
+		it_provider_register(&srv, admin_a, id, IT_PROTO_SP, furl(path),
+				     furl("/sp/good/doctor"), 5);
+		it_provider_doctor_ok(&srv, admin_a, id);
 	}
 	/* slow: a 1 s deadline against the fake's 3 s */
 	it_provider_ready(&srv, admin_a, &fake, "sp-slow", "sp", "slow", 1);
 	it_provider_ready(&srv, admin_a, &fake, "dc-good", "dc", "good", 5);
 	it_provider_ready(&srv, admin_a, &fake, "sp-disabled", "sp", "good", 5);
-	it_request(&srv, "PATCH", "/v1/providers/sp-disabled", admin_a,
-		   "{\"expected_revision\":1,\"enabled\":false}", NULL, &r);
-	IT_STATUS(&r, 200);
-	it_resp_free(&r);
-	char url[256];
-	send_json("POST", "/v1/providers", admin_a,
-		  it_provider_body("sp-undoctored", IT_PROTO_SP,
-				   it_fake_url(&fake, "/sp/good", url, sizeof url), 5),
-		  NULL, &r);
-	IT_STATUS(&r, 201);
-	it_resp_free(&r);
+	it_provider_patch(&srv, admin_a, "sp-disabled",
+			  "{\"expected_revision\":1,\"enabled\":false}");
+	it_provider_register(&srv, admin_a, "sp-undoctored", IT_PROTO_SP, furl("/sp/good"), NULL,
+			     5);
 	/* refuses connections; its doctor passes */
-	int dead = it_free_port();
-	IT_CHECK(dead > 0, "no free port");
-	char dead_url[128];
-	snprintf(dead_url, sizeof dead_url, "http://127.0.0.1:%d/sp/good", dead);
-	json_t *b = it_provider_body("sp-unreachable", IT_PROTO_SP, dead_url, 5);
-	json_object_set_new(b, "doctor_url",
-			    json_string(it_fake_url(&fake, "/sp/good/doctor", url, sizeof url)));
-	send_json("POST", "/v1/providers", admin_a, b, NULL, &r);
-	IT_STATUS(&r, 201);
-	it_resp_free(&r);
-	it_request(&srv, "POST", "/v1/providers/sp-unreachable/doctor", admin_a, NULL, NULL, &r);
-	IT_CHECK(r.status == 200 && json_is_true(json_object_get(r.json, "doctor_ready")),
-		 "sp-unreachable's doctor does not pass: %s", r.body);
-	it_resp_free(&r);
+	it_provider_unreachable(&srv, admin_a, &fake, "sp-unreachable", "sp");
 }
 
 /* ================================================================ config */
@@ -414,7 +307,7 @@ static void test_config_never_configured(void **state)
 	it_request(&srv, "GET", "/v1/semantic-preferences/config", tok, NULL, NULL, &r);
 	IT_STATUS(&r, 200);
 	static const char *const keys[] = {"revision", "config", NULL};
-	IT_CHECK(is_exactly(r.json, keys) && it_json_has_null(r.json, "revision") &&
+	IT_CHECK(it_is_exactly(r.json, keys) && it_json_has_null(r.json, "revision") &&
 		     it_json_has_null(r.json, "config"),
 		 "a never-configured tenant does not read {revision: null, config: null}: %s",
 		 r.body);
@@ -452,7 +345,7 @@ static void test_config_put_get(void **state)
 	put_config(tok, NO_REV, cfg, NULL, &r);
 	IT_STATUS(&r, 200);
 	static const char *const keys[] = {"revision", "config", NULL};
-	IT_CHECK(is_exactly(r.json, keys) && it_json_int(r.json, "revision", -1) == 1 &&
+	IT_CHECK(it_is_exactly(r.json, keys) && it_json_int(r.json, "revision", -1) == 1 &&
 		     json_equal(json_object_get(r.json, "config"), sent),
 		 "PUT from null does not answer {revision: 1, config as sent}: %s", r.body);
 	it_resp_free(&r);
@@ -595,7 +488,7 @@ static void test_config_bounds(void **state)
 	(void)state;
 	char *t = it_unique("sp-bounds");
 	char *tok = token_for(t, "semantic_preferences:use");
-	char *q500 = filled("q ", 500, 'q'), *q501 = filled("q ", 501, 'q');
+	char *q500 = it_filled("q ", 500, 'q'), *q501 = it_filled("q ", 501, 'q');
 	json_t *c;
 
 	c = std_config(NULL, true);
@@ -779,9 +672,9 @@ static void test_recall_modes(void **state)
 
 	/* timeout: the provider's 1 s deadline */
 	configure(sp_a, std_config("sp-slow", true));
-	double t0 = now_s();
+	double t0 = it_now_s();
 	recall(sp_a, S_DEFAULT, NULL, &r);
-	double took = now_s() - t0;
+	double took = it_now_s() - t0;
 	expect_unavailable(&r, "timeout", "sp-slow");
 	it_resp_free(&r);
 	IT_CHECK(took < 2.0, "a recall against a 1 s provider took %.2f s", took);
@@ -862,17 +755,10 @@ static void test_recall_request(void **state)
 		recall(sp_a, cases[i].surface, ctx, &r);
 		IT_STATUS(&r, 200);
 		it_resp_free(&r);
-		json_t *last = it_fake_last(&fake, "sp", "good");
-		IT_CHECK(it_json_int(last, "count", -1) == before + 1,
-			 "the provider was not called exactly once");
-		const char *ct = it_json_str(last, "content_type");
-		IT_CHECK(ct && strncmp(ct, "application/json", 16) == 0,
-			 "the provider request's Content-Type is %s", ct ? ct : "absent");
-		json_t *sent = json_loads(it_json_str(last, "body"), JSON_REJECT_DUPLICATES, NULL);
-		IT_CHECK(sent != NULL, "the provider request is not JSON: %s",
-			 it_json_str(last, "body"));
+		json_t *last = NULL;
+		json_t *sent = it_fake_expect_request(&fake, "sp", "good", before, &last);
 		IT_CHECK(
-		    is_exactly(sent, keys) &&
+		    it_is_exactly(sent, keys) &&
 			it_json_str_is(sent, "schema_version", REQUEST_SCHEMA) &&
 			it_json_str_is(sent, "surface", cases[i].surface) &&
 			it_json_str_is(sent, "query", cases[i].query) &&
@@ -888,7 +774,7 @@ static void test_recall_request(void **state)
 	}
 
 	/* the recall body's bounds */
-	char *v500 = filled("v", 500, 'v'), *v501 = filled("v", 501, 'v');
+	char *v500 = it_filled("v", 500, 'v'), *v501 = it_filled("v", 501, 'v');
 	json_t *ctx33 = json_object(), *ctx32 = json_object();
 	for (int i = 0; i < 33; i++) {
 		char k[16];
@@ -943,6 +829,55 @@ static void test_recall_request(void **state)
 
 /* ================================================================ receipts */
 
+#define APP_PATH "/v1/semantic-preferences/receipts/application"
+#define MAINT_PATH "/v1/semantic-preferences/receipts/maintenance"
+
+/* new: ["<prefix>0", "<prefix>1", ...] (n strings, the number zero-padded to width) */
+static json_t *numbered(const char *prefix, int n, int width)
+{
+	json_t *list = json_array();
+	for (int i = 0; i < n; i++) {
+		char one[64];
+		snprintf(one, sizeof one, "%s%0*d", prefix, width, i);
+		json_array_append_new(list, json_string(one));
+	}
+	return list;
+}
+
+/* a receipt body with one member changed */
+struct member_case {
+	const char *what, *member;
+	json_t *value; /* stolen; NULL: delete the member */
+	bool ok;       /* 200; else 422 `code` naming a field under `field` */
+	const char *field;
+	const char *code; /* NULL: validation_failed */
+};
+
+/* each case: a copy of base with the case's member changed, POSTed to path as sp_a */
+static void run_member_cases(const char *path, const json_t *base,
+			     const struct member_case *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct member_case *c = &cases[i];
+		json_t *b = json_deep_copy(base);
+		if (c->value)
+			json_object_set_new(b, c->member, c->value);
+		else
+			json_object_del(b, c->member);
+		struct it_resp r;
+		it_send_json(&srv, "POST", path, sp_a, b, NULL, &r);
+		if (c->ok) {
+			if (r.status != 200)
+				fprintf(stderr, "  case: %s\n", c->what);
+			IT_STATUS(&r, 200);
+		} else {
+			IT_422(&r, c->code ? c->code : "validation_failed", c->field, false,
+			       c->what);
+		}
+		it_resp_free(&r);
+	}
+}
+
 static void test_application_receipt(void **state)
 {
 	(void)state;
@@ -955,10 +890,11 @@ static void test_application_receipt(void **state)
 	json_t *b = json_pack("{s:s, s:s, s:s, s:[s, s, s, s], s:s}", "surface", S_DEFAULT,
 			      "application_id", "app-1", "outcome", "applied", "preference_refs",
 			      refs[0], refs[1], refs[2], refs[3], "artifact_ref", "pr:42");
-	send_json("POST", "/v1/semantic-preferences/receipts/application", sp_a, b, NULL, &r);
+	it_send_json(&srv, "POST", APP_PATH, sp_a, b, NULL, &r);
 	IT_STATUS(&r, 200);
 	json_t *want = sorted_unique(refs, 4, true);
-	IT_CHECK(is_exactly(r.json, keys) && it_json_str_is(r.json, "schema_version", APP_SCHEMA) &&
+	IT_CHECK(it_is_exactly(r.json, keys) &&
+		     it_json_str_is(r.json, "schema_version", APP_SCHEMA) &&
 		     it_json_str_is(r.json, "surface", S_DEFAULT) &&
 		     it_json_str_is(r.json, "application_id", "app-1") &&
 		     it_json_str_is(r.json, "outcome", "applied") &&
@@ -979,10 +915,9 @@ static void test_application_receipt(void **state)
 			      "outcome", outcomes[i], "preference_refs");
 		if (i == 1)
 			json_object_set_new(b, "artifact_ref", json_null());
-		send_json("POST", "/v1/semantic-preferences/receipts/application", sp_a, b, NULL,
-			  &r);
+		it_send_json(&srv, "POST", APP_PATH, sp_a, b, NULL, &r);
 		IT_STATUS(&r, 200);
-		IT_CHECK(is_exactly(r.json, keys) && it_json_has_null(r.json, "artifact_ref") &&
+		IT_CHECK(it_is_exactly(r.json, keys) && it_json_has_null(r.json, "artifact_ref") &&
 			     json_is_array(json_object_get(r.json, "preference_ref_digests")) &&
 			     json_array_size(json_object_get(r.json, "preference_ref_digests")) ==
 				 0,
@@ -991,36 +926,17 @@ static void test_application_receipt(void **state)
 	}
 
 	/* limits: 20 refs, a 512-byte ref pass; 21, 513, "" fail */
-	char *r512 = filled("ref-", 512, 'r'), *r513 = filled("ref-", 513, 'r');
-	char *a512 = filled("art-", 512, 'a'), *a513 = filled("art-", 513, 'a');
-	for (int n = 20; n <= 21; n++) {
-		json_t *list = json_array();
-		for (int i = 0; i < n; i++) {
-			char one[32];
-			snprintf(one, sizeof one, "ref-%d", i);
-			json_array_append_new(list, json_string(one));
-		}
-		b = json_pack("{s:s, s:s, s:s, s:o}", "surface", "a.b", "application_id", "app-3",
-			      "outcome", "applied", "preference_refs", list);
-		send_json("POST", "/v1/semantic-preferences/receipts/application", sp_a, b, NULL,
-			  &r);
-		if (n == 20) {
-			IT_STATUS(&r, 200);
-			IT_CHECK(json_array_size(
-				     json_object_get(r.json, "preference_ref_digests")) == 20,
-				 "20 refs: %s", r.body);
-		} else {
-			IT_422(&r, "validation_failed", "preference_refs", false, "21 refs");
-		}
-		it_resp_free(&r);
-	}
-	const struct {
-		const char *what, *member;
-		json_t *value; /* stolen; NULL: delete */
-		bool ok;
-		const char *field;
-		const char *code;
-	} cases[] = {
+	b = json_pack("{s:s, s:s, s:s, s:o}", "surface", "a.b", "application_id", "app-3",
+		      "outcome", "applied", "preference_refs", numbered("ref-", 20, 1));
+	it_send_json(&srv, "POST", APP_PATH, sp_a, b, NULL, &r);
+	IT_STATUS(&r, 200);
+	IT_CHECK(json_array_size(json_object_get(r.json, "preference_ref_digests")) == 20,
+		 "20 refs: %s", r.body);
+	it_resp_free(&r);
+	char *r512 = it_filled("ref-", 512, 'r'), *r513 = it_filled("ref-", 513, 'r');
+	char *a512 = it_filled("art-", 512, 'a'), *a513 = it_filled("art-", 513, 'a');
+	const struct member_case cases[] = {
+	    {"21 refs", "preference_refs", numbered("ref-", 21, 1), false, "preference_refs", NULL},
 	    {"a 512-byte ref", "preference_refs", json_pack("[s]", r512), true, NULL, NULL},
 	    {"a 513-byte ref", "preference_refs", json_pack("[s]", r513), false, "preference_refs",
 	     NULL},
@@ -1041,25 +957,10 @@ static void test_application_receipt(void **state)
 	    {"surface missing", "surface", NULL, false, "surface", NULL},
 	    {"an unknown member", "colour", json_string("red"), false, "colour", "unknown_field"},
 	};
-	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-		b = json_pack("{s:s, s:s, s:s, s:[s]}", "surface", "a.b", "application_id", "app-4",
-			      "outcome", "applied", "preference_refs", "ref-1");
-		if (cases[i].value)
-			json_object_set_new(b, cases[i].member, cases[i].value);
-		else
-			json_object_del(b, cases[i].member);
-		send_json("POST", "/v1/semantic-preferences/receipts/application", sp_a, b, NULL,
-			  &r);
-		if (cases[i].ok) {
-			if (r.status != 200)
-				fprintf(stderr, "  case: %s\n", cases[i].what);
-			IT_STATUS(&r, 200);
-		} else {
-			IT_422(&r, cases[i].code ? cases[i].code : "validation_failed",
-			       cases[i].field, false, cases[i].what);
-		}
-		it_resp_free(&r);
-	}
+	json_t *base = json_pack("{s:s, s:s, s:s, s:[s]}", "surface", "a.b", "application_id",
+				 "app-4", "outcome", "applied", "preference_refs", "ref-1");
+	run_member_cases(APP_PATH, base, cases, sizeof cases / sizeof *cases);
+	json_decref(base);
 	free(r512);
 	free(r513);
 	free(a512);
@@ -1079,11 +980,11 @@ static void test_maintenance_receipt(void **state)
 			      "explicit_feedback", "outcome", "verified", "corpus_ids", corpora[0],
 			      corpora[1], corpora[2], corpora[3], "scope_refs", scopes[0],
 			      scopes[1], scopes[2], "evidence_ref", "evidence:run-7");
-	send_json("POST", "/v1/semantic-preferences/receipts/maintenance", sp_a, b, NULL, &r);
+	it_send_json(&srv, "POST", MAINT_PATH, sp_a, b, NULL, &r);
 	IT_STATUS(&r, 200);
 	json_t *want_ids = sorted_unique(corpora, 4, false);
 	json_t *want_scopes = sorted_unique(scopes, 3, true);
-	IT_CHECK(is_exactly(r.json, keys) &&
+	IT_CHECK(it_is_exactly(r.json, keys) &&
 		     it_json_str_is(r.json, "schema_version", MAINT_SCHEMA) &&
 		     it_json_str_is(r.json, "trigger", "explicit_feedback") &&
 		     it_json_str_is(r.json, "outcome", "verified") &&
@@ -1104,56 +1005,26 @@ static void test_maintenance_receipt(void **state)
 	for (size_t i = 0; i < 2; i++) {
 		b = json_pack("{s:s, s:s, s:[s], s:[]}", "trigger", "source_truth_changed",
 			      "outcome", outcomes[i], "corpus_ids", "c1", "scope_refs");
-		send_json("POST", "/v1/semantic-preferences/receipts/maintenance", sp_a, b, NULL,
-			  &r);
+		it_send_json(&srv, "POST", MAINT_PATH, sp_a, b, NULL, &r);
 		IT_STATUS(&r, 200);
-		IT_CHECK(is_exactly(r.json, keys) && it_json_has_null(r.json, "evidence_ref") &&
+		IT_CHECK(it_is_exactly(r.json, keys) && it_json_has_null(r.json, "evidence_ref") &&
 			     json_array_size(json_object_get(r.json, "scope_ref_digests")) == 0,
 			 "a maintenance receipt without scopes and evidence: %s", r.body);
 		it_resp_free(&r);
 	}
 
-	/* corpus_ids 1..20 */
-	for (int n = 20; n <= 21; n++) {
-		json_t *list = json_array();
-		for (int i = 0; i < n; i++) {
-			char one[32];
-			snprintf(one, sizeof one, "corpus-%02d", i);
-			json_array_append_new(list, json_string(one));
-		}
-		b = json_pack("{s:s, s:s, s:o, s:[]}", "trigger", "explicit_feedback", "outcome",
-			      "verified", "corpus_ids", list, "scope_refs");
-		send_json("POST", "/v1/semantic-preferences/receipts/maintenance", sp_a, b, NULL,
-			  &r);
-		if (n == 20)
-			IT_STATUS(&r, 200);
-		else
-			IT_422(&r, "validation_failed", "corpus_ids", false, "21 corpus_ids");
-		it_resp_free(&r);
-	}
-	json_t *scopes21 = json_array(), *scopes20 = json_array();
-	for (int i = 0; i < 21; i++) {
-		char one[32];
-		snprintf(one, sizeof one, "scope-%d", i);
-		json_array_append_new(scopes21, json_string(one));
-		if (i < 20)
-			json_array_append_new(scopes20, json_string(one));
-	}
-	char *e512 = filled("ev-", 512, 'e'), *e513 = filled("ev-", 513, 'e');
-	char *s513 = filled("scope-", 513, 's');
-	const struct {
-		const char *what, *member;
-		json_t *value; /* stolen; NULL: delete */
-		bool ok;
-		const char *field;
-		const char *code;
-	} cases[] = {
+	/* corpus_ids 1..20, scope_refs 0..20, evidence_ref up to 512 bytes */
+	char *e512 = it_filled("ev-", 512, 'e'), *e513 = it_filled("ev-", 513, 'e');
+	char *s513 = it_filled("scope-", 513, 's');
+	const struct member_case cases[] = {
+	    {"20 corpus_ids", "corpus_ids", numbered("corpus-", 20, 2), true, NULL, NULL},
+	    {"21 corpus_ids", "corpus_ids", numbered("corpus-", 21, 2), false, "corpus_ids", NULL},
 	    {"corpus_ids empty", "corpus_ids", json_array(), false, "corpus_ids", NULL},
 	    {"corpus_ids missing", "corpus_ids", NULL, false, "corpus_ids", NULL},
 	    {"a corpus id not an id", "corpus_ids", json_pack("[s]", "bad id"), false, "corpus_ids",
 	     NULL},
-	    {"20 scope_refs", "scope_refs", scopes20, true, NULL, NULL},
-	    {"21 scope_refs", "scope_refs", scopes21, false, "scope_refs", NULL},
+	    {"20 scope_refs", "scope_refs", numbered("scope-", 20, 1), true, NULL, NULL},
+	    {"21 scope_refs", "scope_refs", numbered("scope-", 21, 1), false, "scope_refs", NULL},
 	    {"a 513-byte scope_ref", "scope_refs", json_pack("[s]", s513), false, "scope_refs",
 	     NULL},
 	    {"an empty scope_ref", "scope_refs", json_pack("[s]", ""), false, "scope_refs", NULL},
@@ -1165,25 +1036,10 @@ static void test_maintenance_receipt(void **state)
 	    {"outcome applied", "outcome", json_string("applied"), false, "outcome", NULL},
 	    {"an unknown member", "colour", json_string("red"), false, "colour", "unknown_field"},
 	};
-	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-		b = json_pack("{s:s, s:s, s:[s], s:[]}", "trigger", "explicit_feedback", "outcome",
-			      "verified", "corpus_ids", "c1", "scope_refs");
-		if (cases[i].value)
-			json_object_set_new(b, cases[i].member, cases[i].value);
-		else
-			json_object_del(b, cases[i].member);
-		send_json("POST", "/v1/semantic-preferences/receipts/maintenance", sp_a, b, NULL,
-			  &r);
-		if (cases[i].ok) {
-			if (r.status != 200)
-				fprintf(stderr, "  case: %s\n", cases[i].what);
-			IT_STATUS(&r, 200);
-		} else {
-			IT_422(&r, cases[i].code ? cases[i].code : "validation_failed",
-			       cases[i].field, false, cases[i].what);
-		}
-		it_resp_free(&r);
-	}
+	json_t *base = json_pack("{s:s, s:s, s:[s], s:[]}", "trigger", "explicit_feedback",
+				 "outcome", "verified", "corpus_ids", "c1", "scope_refs");
+	run_member_cases(MAINT_PATH, base, cases, sizeof cases / sizeof *cases);
+	json_decref(base);
 	free(e512);
 	free(e513);
 	free(s513);
@@ -1196,13 +1052,13 @@ static void test_stateless(void **state)
 	char *t = it_unique("sp-stateless");
 	char *tok = token_for(t, "semantic_preferences:use,audit:read");
 	struct it_resp r;
-	it_request(&srv, "POST", "/v1/semantic-preferences/receipts/application", tok,
+	it_request(&srv, "POST", APP_PATH, tok,
 		   "{\"surface\":\"a.b\",\"application_id\":\"x\",\"outcome\":\"applied\","
 		   "\"preference_refs\":[\"r\"]}",
 		   NULL, &r);
 	IT_STATUS(&r, 200);
 	it_resp_free(&r);
-	it_request(&srv, "POST", "/v1/semantic-preferences/receipts/maintenance", tok,
+	it_request(&srv, "POST", MAINT_PATH, tok,
 		   "{\"trigger\":\"explicit_feedback\",\"outcome\":\"verified\","
 		   "\"corpus_ids\":[\"c\"],\"scope_refs\":[]}",
 		   NULL, &r);
@@ -1238,10 +1094,10 @@ static void test_scopes(void **state)
 	     "{\"expected_revision\":null,\"config\":{\"enabled\":false,\"provider\":{},"
 	     "\"surfaces\":{}}}"},
 	    {"POST", "/v1/semantic-preferences/recall", "{\"surface\":\"" S_DEFAULT "\"}"},
-	    {"POST", "/v1/semantic-preferences/receipts/application",
+	    {"POST", APP_PATH,
 	     "{\"surface\":\"a.b\",\"application_id\":\"x\",\"outcome\":\"applied\","
 	     "\"preference_refs\":[]}"},
-	    {"POST", "/v1/semantic-preferences/receipts/maintenance",
+	    {"POST", MAINT_PATH,
 	     "{\"trigger\":\"explicit_feedback\",\"outcome\":\"verified\",\"corpus_ids\":[\"c\"],"
 	     "\"scope_refs\":[]}"},
 	};
@@ -1265,11 +1121,8 @@ static void test_scopes(void **state)
 static void test_log_privacy(void **state)
 {
 	(void)state;
-	int st = it_server_stop(&srv);
-	IT_CHECK(st == 0, "the server exited with status %d after SIGTERM", st);
 	size_t len = 0;
-	char *log = it_log_read(&srv, &len);
-	IT_CHECK(log != NULL && len > 0, "no server log at %s", srv.log_path);
+	char *log = it_server_stop_log(&srv, &len);
 	char url[64];
 	snprintf(url, sizeof url, "127.0.0.1:%d", fake.port);
 	const char *needles[] = {Q_DEFAULT,
@@ -1279,21 +1132,17 @@ static void test_log_privacy(void **state)
 				 CTX_MARK,
 				 "fake-private-scope",
 				 url};
-	for (size_t i = 0; i < sizeof needles / sizeof *needles; i++) {
-		const char *hit = memmem(log, len, needles[i], strlen(needles[i]));
-		if (hit) {
-			const char *from = hit - log > 200 ? hit - 200 : log;
-			fprintf(stderr, "  log excerpt: %.400s\n", from);
-		}
-		IT_CHECK(hit == NULL, "the server log contains \"%s\"", needles[i]);
-	}
+	it_expect_absent(log, len, needles, sizeof needles / sizeof *needles, "the server log");
 	free(log);
 }
 
 int main(void)
 {
-	if (!it_init())
-		return 1;
+	static const struct it_group group = {&fake, &srv, "sp-a", &tenant_a, {
+		{&admin_a, "admin", "it-admin"},
+		{&sp_a, "semantic_preferences:use", "it-sp"},
+		{&audit_a, "audit:read", "it-audit"},
+	}};
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_setup_providers), /* first: tenant A's providers */
 	    cmocka_unit_test(test_config_never_configured),
@@ -1309,8 +1158,5 @@ int main(void)
 	    cmocka_unit_test(test_scopes),
 	    cmocka_unit_test(test_log_privacy), /* last: stops the server */
 	};
-	int rc =
-	    cmocka_run_group_tests_name("it_semantic_prefs", tests, group_setup, group_teardown);
-	it_cleanup();
-	return rc;
+	return IT_GROUP_MAIN("it_semantic_prefs", tests, &group);
 }
