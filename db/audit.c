@@ -30,10 +30,9 @@ enum rg_status db_audit_list(struct db_conn *c, const char *tenant_id, const cha
 			     const char *resource_id, int64_t after_seq, int limit, PGresult **res,
 			     struct db_error *err)
 {
-	char after[24], lim[16];
-	snprintf(after, sizeof after, "%lld", (long long)after_seq);
-	snprintf(lim, sizeof lim, "%d", limit + 1);
-	const char *params[] = {tenant_id, resource_type, resource_id, after, lim};
+	char after[DB_INT_SIZE], lim[DB_INT_SIZE];
+	const char *params[] = {tenant_id, resource_type, resource_id,
+				db_int_param(after, after_seq), db_page_limit_param(lim, limit)};
 	return db_exec(c, &list_stmt, params, res, err);
 }
 

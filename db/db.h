@@ -76,6 +76,13 @@ enum rg_status db_exec_audited(struct db_conn *conn, const struct db_stmt *stmt,
 			       const struct db_actor *actor, const char *const *params,
 			       PGresult **res, struct db_error *err) RG_MUSTCHECK;
 
+/* Integer parameters as text. buf must hold DB_INT_SIZE bytes; the functions return it.
+ * db_page_limit_param writes limit + 1: every list query fetches one row past the page, so
+ * that the caller (h_list) can tell that a next page exists. */
+#define DB_INT_SIZE 24
+const char *db_int_param(char buf[DB_INT_SIZE], int64_t v);
+const char *db_page_limit_param(char buf[DB_INT_SIZE], int limit);
+
 /* Field readers for a row: NULL-safe text, int64 (0 on NULL), is-null. */
 const char *db_text(const PGresult *res, int row, int col);
 int64_t db_int(const PGresult *res, int row, int col);

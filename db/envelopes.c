@@ -66,10 +66,9 @@ enum rg_status db_workspace_put(struct db_conn *c, const struct db_actor *a, con
 				const char *files_json, int file_count, int64_t *revision,
 				struct db_error *err)
 {
-	char e[24], n[16];
-	snprintf(e, sizeof e, "%lld", (long long)expected);
-	snprintf(n, sizeof n, "%d", file_count);
-	const char *params[] = {id, e, root_hash, git_head, files_json, n};
+	char e[DB_INT_SIZE], n[DB_INT_SIZE];
+	const char *params[] = {id, db_int_param(e, expected), root_hash, git_head,
+				files_json, db_int_param(n, file_count)};
 	PGresult *res = NULL;
 	enum rg_status st = db_exec_audited(c, &ws_put_stmt, a, params, &res, err);
 	if (st == RG_OK)
@@ -89,8 +88,8 @@ enum rg_status db_envelope_create(struct db_conn *c, const struct db_actor *a, c
 				  const char *body_json, const struct db_envelope_verdict *v,
 				  int64_t *created_ms, struct db_error *err)
 {
-	char wr[24];
-	snprintf(wr, sizeof wr, "%lld", (long long)v->workspace_revision);
+	char wr[DB_INT_SIZE];
+	db_int_param(wr, v->workspace_revision);
 	const char *params[] = {id, v->workspace_id, wr, body_json, v->verdict,
 				v->failure_codes_json, v->checks_json};
 	PGresult *res = NULL;
@@ -105,8 +104,8 @@ enum rg_status db_envelope_reverify(struct db_conn *c, const struct db_actor *a,
 				    const struct db_envelope_verdict *v, int64_t *revision,
 				    int64_t *updated_ms, struct db_error *err)
 {
-	char wr[24];
-	snprintf(wr, sizeof wr, "%lld", (long long)v->workspace_revision);
+	char wr[DB_INT_SIZE];
+	db_int_param(wr, v->workspace_revision);
 	const char *params[] = {id, wr, v->verdict, v->failure_codes_json, v->checks_json};
 	PGresult *res = NULL;
 	enum rg_status st = db_exec_audited(c, &env_reverify_stmt, a, params, &res, err);

@@ -147,12 +147,6 @@ static void outcome_from(const PGresult *res, int col_outcome, struct db_mem_out
 	snprintf(out->outcome, sizeof out->outcome, "%s", PQgetvalue(res, 0, col_outcome));
 }
 
-static const char *num(char *buf, size_t size, int64_t v)
-{
-	snprintf(buf, size, "%lld", (long long)v);
-	return buf;
-}
-
 enum rg_status db_mem_admit(struct db_conn *c, const struct db_actor *a,
 			    const struct db_mem_source *s, struct db_mem_outcome *out,
 			    struct db_error *err)
@@ -177,9 +171,9 @@ enum rg_status db_mem_classify(struct db_conn *c, const struct db_actor *a, cons
 			       int64_t expected, const char *classification,
 			       struct db_mem_outcome *out, struct db_error *err)
 {
-	char e[24];
+	char e[DB_INT_SIZE];
 	const char *params[] = {a->tenant_id, a->token_id, a->request_id, id,
-				num(e, sizeof e, expected), classification};
+				db_int_param(e, expected), classification};
 	PGresult *res = NULL;
 	enum rg_status st = db_exec(c, &classify_stmt, params, &res, err);
 	if (st != RG_OK)
@@ -216,9 +210,9 @@ enum rg_status db_mem_revoke(struct db_conn *c, const struct db_actor *a, const 
 			     int64_t expected, const char *reason, struct db_mem_outcome *out,
 			     struct db_error *err)
 {
-	char e[24];
+	char e[DB_INT_SIZE];
 	const char *params[] = {a->tenant_id, a->token_id, a->request_id, id,
-				num(e, sizeof e, expected), reason};
+				db_int_param(e, expected), reason};
 	return run_revoke(c, &revoke_stmt, params, out, err);
 }
 
@@ -226,9 +220,9 @@ enum rg_status db_assent_revoke(struct db_conn *c, const struct db_actor *a, con
 				int64_t expected, const char *owner, struct db_mem_outcome *out,
 				struct db_error *err)
 {
-	char e[24];
+	char e[DB_INT_SIZE];
 	const char *params[] = {a->tenant_id, a->token_id, a->request_id, id,
-				num(e, sizeof e, expected), owner};
+				db_int_param(e, expected), owner};
 	return run_revoke(c, &assent_revoke_stmt, params, out, err);
 }
 
@@ -257,12 +251,12 @@ enum rg_status db_mem_derive(struct db_conn *c, const struct db_actor *a, const 
 			     const char *content_hash, struct db_mem_outcome *out,
 			     struct db_error *err)
 {
-	char revs[64][24];
+	char revs[64][DB_INT_SIZE];
 	const char *rev_items[64];
 	if (n > 64)
 		return RG_INVALID;
 	for (size_t i = 0; i < n; i++)
-		rev_items[i] = num(revs[i], sizeof revs[i], revisions[i]);
+		rev_items[i] = db_int_param(revs[i], revisions[i]);
 	char *ups = array_literal(upstreams, n), *rv = array_literal(rev_items, n);
 	enum rg_status st = RG_NOMEM;
 	if (ups && rv) {
@@ -288,8 +282,8 @@ enum rg_status db_assent_grant(struct db_conn *c, const struct db_actor *a, cons
 			       const char *owner, const char *identity, int64_t expires_ms,
 			       struct db_mem_outcome *out, struct db_error *err)
 {
-	char e[24];
-	const char *params[] = {id, owner, identity, num(e, sizeof e, expires_ms)};
+	char e[DB_INT_SIZE];
+	const char *params[] = {id, owner, identity, db_int_param(e, expires_ms)};
 	PGresult *res = NULL;
 	enum rg_status st = db_exec_audited(c, &assent_grant_stmt, a, params, &res, err);
 	if (st != RG_OK)
@@ -342,9 +336,9 @@ enum rg_status db_receipt_get(struct db_conn *c, const char *tenant, const char 
 enum rg_status db_mem_list(struct db_conn *c, const char *tenant, const struct db_mem_filter *f,
 			   int64_t after, int limit, PGresult **res, struct db_error *err)
 {
-	char a[24], l[24];
-	const char *params[] = {tenant, f->record_kind, num(a, sizeof a, after), f->classification,
-				f->state, f->source_kind, f->thread_id, num(l, sizeof l, limit + 1)};
+	char a[DB_INT_SIZE], l[DB_INT_SIZE];
+	const char *params[] = {tenant, f->record_kind, db_int_param(a, after), f->classification,
+				f->state, f->source_kind, f->thread_id, db_page_limit_param(l, limit)};
 	return db_exec(c, &list_stmt, params, res, err);
 }
 
@@ -352,8 +346,8 @@ static enum rg_status match(struct db_conn *c, const struct db_stmt *stmt, const
 			    const char *query, const char *thread, const char *kinds, int limit,
 			    PGresult **res, struct db_error *err)
 {
-	char l[24];
-	const char *params[] = {tenant, query, thread, kinds, num(l, sizeof l, limit)};
+	char l[DB_INT_SIZE];
+	const char *params[] = {tenant, query, thread, kinds, db_int_param(l, limit)};
 	return db_exec(c, stmt, params, res, err);
 }
 

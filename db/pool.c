@@ -352,6 +352,17 @@ const char *db_text(const PGresult *res, int row, int col)
 	return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
 }
 
+const char *db_int_param(char buf[DB_INT_SIZE], int64_t v)
+{
+	snprintf(buf, DB_INT_SIZE, "%lld", (long long)v);
+	return buf;
+}
+
+const char *db_page_limit_param(char buf[DB_INT_SIZE], int limit)
+{
+	return db_int_param(buf, (int64_t)limit + 1);
+}
+
 int64_t db_int(const PGresult *res, int row, int col)
 {
 	return PQgetisnull(res, row, col) ? 0 : strtoll(PQgetvalue(res, row, col), NULL, 10);

@@ -76,24 +76,21 @@ enum rg_status db_pref_load(struct db_conn *c, const struct db_pref_scope *scope
 	return db_exec(c, &load_stmt, params, res, err);
 }
 
-static const char *int_or_null(char *buf, size_t size, int64_t v)
+static const char *int_or_null(char buf[DB_INT_SIZE], int64_t v)
 {
-	if (v == 0)
-		return NULL;
-	snprintf(buf, size, "%lld", (long long)v);
-	return buf;
+	return v == 0 ? NULL : db_int_param(buf, v);
 }
 
 enum rg_status db_pref_commit(struct db_conn *c, const struct db_actor *actor,
 			      const struct db_pref_scope *scope, const struct db_pref_write *w,
 			      int64_t *revision_after, int64_t *at_ms, struct db_error *err)
 {
-	char expected[24], expires[24];
+	char expected[DB_INT_SIZE], expires[DB_INT_SIZE];
 	const char *params[] = {
 		scope->goal_id, scope->agent_id,
-		int_or_null(expected, sizeof expected, w->expected_revision), w->operation_id,
+		int_or_null(expected, w->expected_revision), w->operation_id,
 		w->action, w->key, w->statement, w->source_ref, w->source_quote,
-		int_or_null(expires, sizeof expires, w->expires_ms), w->intent_hash,
+		int_or_null(expires, w->expires_ms), w->intent_hash,
 		w->predecessor_operation_id,
 	};
 	PGresult *res = NULL;
@@ -109,9 +106,8 @@ enum rg_status db_pref_commit(struct db_conn *c, const struct db_actor *actor,
 enum rg_status db_pref_history(struct db_conn *c, const struct db_pref_scope *scope,
 			       int64_t after, int limit, PGresult **res, struct db_error *err)
 {
-	char a[24], l[16];
-	snprintf(a, sizeof a, "%lld", (long long)after);
-	snprintf(l, sizeof l, "%d", limit + 1);
-	const char *params[] = {scope->tenant_id, scope->goal_id, scope->agent_id, a, l};
+	char a[DB_INT_SIZE], l[DB_INT_SIZE];
+	const char *params[] = {scope->tenant_id, scope->goal_id, scope->agent_id,
+				db_int_param(a, after), db_page_limit_param(l, limit)};
 	return db_exec(c, &history_stmt, params, res, err);
 }

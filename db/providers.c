@@ -154,10 +154,10 @@ enum rg_status db_provider_create(struct db_conn *c, const struct db_actor *a,
 				  const struct db_provider_new *p, PGresult **res,
 				  struct db_error *err)
 {
-	char timeout[16];
-	snprintf(timeout, sizeof timeout, "%d", p->timeout_seconds);
+	char timeout[DB_INT_SIZE];
 	const char *params[] = {p->extension_id, p->protocol, p->endpoint_url, p->doctor_url,
-				timeout, p->permissions_json, p->enabled ? "t" : "f"};
+				db_int_param(timeout, p->timeout_seconds), p->permissions_json,
+				p->enabled ? "t" : "f"};
 	enum rg_status st = db_exec_audited(c, &create_stmt, a, params, res, err);
 	return st == RG_STALE ? RG_CONFLICT : st;
 }
@@ -172,10 +172,8 @@ enum rg_status db_provider_get(struct db_conn *c, const char *tenant, const char
 enum rg_status db_provider_list(struct db_conn *c, const char *tenant, int64_t after,
 				int limit, PGresult **res, struct db_error *err)
 {
-	char a[24], l[16];
-	snprintf(a, sizeof a, "%lld", (long long)after);
-	snprintf(l, sizeof l, "%d", limit + 1);
-	const char *params[] = {tenant, a, l};
+	char a[DB_INT_SIZE], l[DB_INT_SIZE];
+	const char *params[] = {tenant, db_int_param(a, after), db_page_limit_param(l, limit)};
 	return db_exec(c, &list_stmt, params, res, err);
 }
 
@@ -183,12 +181,11 @@ enum rg_status db_provider_patch(struct db_conn *c, const struct db_actor *a,
 				 const struct db_provider_patch *p, PGresult **res,
 				 struct db_error *err)
 {
-	char expected[24], timeout[16];
-	snprintf(expected, sizeof expected, "%lld", (long long)p->expected_revision);
-	snprintf(timeout, sizeof timeout, "%d", p->timeout_seconds);
+	char expected[DB_INT_SIZE], timeout[DB_INT_SIZE];
+	db_int_param(timeout, p->timeout_seconds);
 	const char *params[] = {
 		p->extension_id,
-		expected,
+		db_int_param(expected, p->expected_revision),
 		p->enabled < 0 ? NULL : p->enabled ? "t" : "f",
 		p->endpoint_url,
 		p->set_doctor_url ? "t" : "f",
@@ -201,9 +198,8 @@ enum rg_status db_provider_patch(struct db_conn *c, const struct db_actor *a,
 enum rg_status db_provider_delete(struct db_conn *c, const struct db_actor *a, const char *id,
 				  int64_t expected_revision, struct db_error *err)
 {
-	char expected[24];
-	snprintf(expected, sizeof expected, "%lld", (long long)expected_revision);
-	const char *params[] = {id, expected};
+	char expected[DB_INT_SIZE];
+	const char *params[] = {id, db_int_param(expected, expected_revision)};
 	PGresult *res = NULL;
 	enum rg_status st = db_exec_audited(c, &delete_stmt, a, params, &res, err);
 	PQclear(res);
@@ -214,9 +210,8 @@ enum rg_status db_provider_doctor_record(struct db_conn *c, const struct db_acto
 					 const char *id, int64_t revision, bool ready,
 					 const char *reason_code, struct db_error *err)
 {
-	char rev[24];
-	snprintf(rev, sizeof rev, "%lld", (long long)revision);
-	const char *params[] = {id, rev, ready ? "t" : "f", reason_code};
+	char rev[DB_INT_SIZE];
+	const char *params[] = {id, db_int_param(rev, revision), ready ? "t" : "f", reason_code};
 	PGresult *res = NULL;
 	enum rg_status st = db_exec_audited(c, &doctor_stmt, a, params, &res, err);
 	PQclear(res);
@@ -259,9 +254,8 @@ enum rg_status db_sp_config_put(struct db_conn *c, const struct db_actor *a, int
 				const char *config_json, int64_t *revision,
 				struct db_error *err)
 {
-	char exp[24];
-	snprintf(exp, sizeof exp, "%lld", (long long)expected);
-	const char *params[] = {exp, config_json};
+	char exp[DB_INT_SIZE];
+	const char *params[] = {db_int_param(exp, expected), config_json};
 	PGresult *res = NULL;
 	enum rg_status st = db_exec_audited(c, &sp_put_stmt, a, params, &res, err);
 	if (st == RG_OK)

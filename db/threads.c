@@ -58,9 +58,8 @@ enum rg_status db_thread_mode_put(struct db_conn *c, const struct db_actor *acto
 				  const char *mode, struct db_thread_mode *out,
 				  struct db_error *err)
 {
-	char expected[24];
-	snprintf(expected, sizeof expected, "%lld", (long long)expected_revision);
-	const char *params[] = {thread_id, expected, mode};
+	char expected[DB_INT_SIZE];
+	const char *params[] = {thread_id, db_int_param(expected, expected_revision), mode};
 	PGresult *res = NULL;
 	enum rg_status st = db_exec_audited(c, &put_stmt, actor, params, &res, err);
 	if (st != RG_OK)
