@@ -358,13 +358,6 @@ double it_now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-void it_sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-	}
-}
-
 char *it_filled(const char *prefix, size_t n, char fill)
 {
 	size_t p = strlen(prefix);

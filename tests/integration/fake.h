@@ -149,9 +149,6 @@ int it_group_main(const char *name, const struct CMUnitTest *tests, size_t n,
 /* CLOCK_MONOTONIC in seconds */
 double it_now_s(void);
 
-/* sleeps ms milliseconds (resumed after a signal) */
-void it_sleep_ms(long ms);
-
 /* new: n bytes, prefix (cut at n) then fill */
 char *it_filled(const char *prefix, size_t n, char fill);
 

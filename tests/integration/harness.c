@@ -49,7 +49,7 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
 }
 
-static void sleep_ms(long ms)
+void it_sleep_ms(long ms)
 {
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
@@ -241,7 +241,7 @@ int it_wait_pid(pid_t pid, double timeout_ms)
 			return -1;
 		if (now_ms() >= deadline)
 			return -2;
-		sleep_ms(10);
+		it_sleep_ms(10);
 	}
 }
 
@@ -337,7 +337,7 @@ static int start_once(struct it_server *s, const char *const *extra_env, int att
 		}
 		if (healthz_ok(s))
 			return 0;
-		sleep_ms(50);
+		it_sleep_ms(50);
 	}
 	fprintf(stderr, "it_server_start: GET /healthz did not answer 200 within %d ms (port %d)\n",
 		IT_START_TIMEOUT_MS, port);
@@ -855,23 +855,10 @@ _Noreturn static void fail_now(const char *file, int line)
 	abort(); /* _fail longjmps back into the cmocka runner */
 }
 
-void it_fail_at(const char *file, int line, const char *fmt, ...)
+_Noreturn void it_fail_at(const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
 	fprintf(stderr, "%s:%d: ", file, line);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	fail_now(file, line);
-}
-
-void it_check_at(bool ok, const char *file, int line, const char *fmt, ...)
-{
-	if (ok)
-		return;
-	va_list ap;
-	fprintf(stderr, "%s:%d: check failed: ", file, line);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -971,10 +958,37 @@ void it_expect_422_at(const struct it_resp *r, const char *code, const char *fie
 	it_expect_problem_at(r, 422, code, file, line);
 	if (!field)
 		return;
-	if (exact)
-		it_check_at(it_problem_has_field(r, field), file, line,
-			    "%s: errors[] does not name \"%s\": %s", what, field, r->body);
-	else
-		it_check_at(it_problem_has_field_prefix(r, field), file, line,
-			    "%s: errors[] names no field under \"%s\": %s", what, field, r->body);
+	if (exact && !it_problem_has_field(r, field))
+		it_fail_at(file, line, "%s: errors[] does not name \"%s\": %s", what, field,
+			   r->body);
+	if (!exact && !it_problem_has_field_prefix(r, field))
+		it_fail_at(file, line, "%s: errors[] names no field under \"%s\": %s", what, field,
+			   r->body);
+}
+
+long long it_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void it_sleep_until_ms(long long when)
+{
+	long long left;
+	while ((left = when - it_now_ms()) > 0)
+		it_sleep_ms((long)left);
+}
+
+void it_rfc3339_ms(long long epoch_ms, char out[IT_TIME_LEN])
+{
+	time_t s = (time_t)(epoch_ms / 1000);
+	struct tm tm;
+	if (epoch_ms < 0 || !gmtime_r(&s, &tm))
+		it_fail_at(__FILE__, __LINE__, "no RFC 3339 form for epoch ms %lld", epoch_ms);
+	int n = snprintf(out, IT_TIME_LEN, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+			 tm.tm_sec, (int)(epoch_ms % 1000));
+	if (n < 0 || (size_t)n >= IT_TIME_LEN)
+		it_fail_at(__FILE__, __LINE__, "epoch ms %lld is past year 9999", epoch_ms);
 }

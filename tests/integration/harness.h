@@ -172,6 +172,17 @@ bool it_json_str_is(const json_t *obj, const char *key, const char *want);
 /* Does errors[] of a problem contain an entry whose field equals `field`? */
 bool it_problem_has_field(const struct it_resp *r, const char *field);
 
+/* ---------------------------------------------------------------- time */
+
+/* Wall-clock milliseconds since the epoch. */
+long long it_now_ms(void);
+/* Sleep ms milliseconds (through EINTR), or until the wall clock reaches `when`. */
+void it_sleep_ms(long ms);
+void it_sleep_until_ms(long long when);
+/* RFC 3339 UTC with milliseconds and Z for years 1970..9999: 2026-11-29T21:07:22.123Z */
+#define IT_TIME_LEN sizeof "YYYY-MM-DDTHH:MM:SS.mmmZ"
+void it_rfc3339_ms(long long epoch_ms, char out[IT_TIME_LEN]);
+
 /* "sha256:" + 64 lowercase hex */
 bool it_is_sha256_ref(const char *s);
 /* RFC 3339 UTC with milliseconds and Z: 2026-11-29T21:07:22.123Z */
@@ -181,8 +192,7 @@ bool it_is_timestamp_ms(const char *s);
 
 /* These print the request, the expectation and the answer, then fail the current cmocka
  * test (they never return on failure). Only call them from the test's own thread. */
-void it_fail_at(const char *file, int line, const char *fmt, ...) IT_PRINTF(3, 4);
-void it_check_at(bool ok, const char *file, int line, const char *fmt, ...) IT_PRINTF(4, 5);
+_Noreturn void it_fail_at(const char *file, int line, const char *fmt, ...) IT_PRINTF(3, 4);
 void it_expect_status_at(const struct it_resp *r, long status, const char *file, int line);
 /* status + application/problem+json + type urn:recallgate:problem:<code> + status member +
  * code + title + request_id equal to the X-Request-Id header */
@@ -191,7 +201,13 @@ void it_expect_problem_at(const struct it_resp *r, long status, const char *code
 void it_expect_field_at(const struct it_resp *r, const char *field, const char *file, int line);
 
 #define IT_FAIL(...) it_fail_at(__FILE__, __LINE__, __VA_ARGS__)
-#define IT_CHECK(cond, ...) it_check_at((cond), __FILE__, __LINE__, __VA_ARGS__)
+/* The branch is the caller's, so that the message's arguments are evaluated only on failure
+ * and the compiler knows that a failed check does not continue (it_fail_at never returns). */
+#define IT_CHECK(cond, ...)                                                                    \
+	do {                                                                                   \
+		if (!(cond))                                                                   \
+			it_fail_at(__FILE__, __LINE__, __VA_ARGS__);                           \
+	} while (0)
 #define IT_STATUS(r, st) it_expect_status_at((r), (st), __FILE__, __LINE__)
 #define IT_PROBLEM(r, st, code) it_expect_problem_at((r), (st), (code), __FILE__, __LINE__)
 #define IT_FIELD(r, field) it_expect_field_at((r), (field), __FILE__, __LINE__)

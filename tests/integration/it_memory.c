@@ -47,36 +47,6 @@ static struct it_server srv;
 
 /* ================================================================ small helpers */
 
-static long long now_epoch_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_until_epoch_ms(long long when)
-{
-	for (;;) {
-		long long left = when - now_epoch_ms();
-		if (left <= 0)
-			return;
-		struct timespec ts = {(time_t)(left / 1000), (long)(left % 1000) * 1000000L};
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-		}
-	}
-}
-
-/* RFC 3339 UTC with milliseconds: 2026-11-29T21:07:22.123Z */
-static void rfc3339_ms(long long epoch_ms, char *buf, size_t n)
-{
-	time_t s = (time_t)(epoch_ms / 1000);
-	struct tm tm;
-	char base[40];
-	gmtime_r(&s, &tm);
-	strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, n, "%s.%03lldZ", base, epoch_ms % 1000);
-}
-
 /* "sha256:" + hex SHA-256 of the bytes */
 static void sha256_ref(const void *data, size_t n, char out[REF_LEN])
 {
@@ -1220,9 +1190,9 @@ static void test_acceptance4_foreign_assent(void **state)
 	identity_of(owner, "https://foreign-qzaccfour.example/facts/2", phash, other_ident);
 
 	/* an assent that will expire while the other cases run */
-	char expiring[ID_MAX], when[40];
-	long long expires = now_epoch_ms() + 2000;
-	rfc3339_ms(expires, when, sizeof when);
+	char expiring[ID_MAX], when[IT_TIME_LEN];
+	long long expires = it_now_ms() + 2000;
+	it_rfc3339_ms(expires, when);
 	assent_grant(granter, owner, ident, when, expiring);
 
 	json_t *src0 = list_all(t.admin, "/v1/memory/sources");
@@ -1273,7 +1243,7 @@ static void test_acceptance4_foreign_assent(void **state)
 	expect_denied(&r, "assent_stale", ident);
 	it_resp_free(&r);
 	/* expired */
-	sleep_until_epoch_ms(expires + 600);
+	it_sleep_until_ms(expires + 600);
 	send_json("POST", "/v1/memory/sources", writer, pointer_body(uri, phash, owner, expiring),
 		  NULL, &r);
 	expect_denied(&r, "assent_expired", ident);
@@ -1919,18 +1889,18 @@ static void test_assent_expired_after_admission(void **state)
 	char *granter = token_for(&t, "assent:grant", owner);
 	char *reader = token_for(&t, "memory:read", "it-reader");
 	struct admitted a;
-	char when[40];
-	long long expires = now_epoch_ms() + 3000;
-	rfc3339_ms(expires, when, sizeof when);
+	char when[IT_TIME_LEN];
+	long long expires = it_now_ms() + 3000;
+	it_rfc3339_ms(expires, when);
 	admit(granter, t.admin, owner, "https://asnexp.example/one", when,
 	      "qzasnexp summary of a foreign fact", &a);
 	json_t *s = search_ok(reader, "qzasnexp", NULL);
-	IT_CHECK(now_epoch_ms() < expires, "the test was too slow to see the live assent");
+	IT_CHECK(it_now_ms() < expires, "the test was too slow to see the live assent");
 	expect_id_set(items_of(s), "record_id", "search before expiry", a.derivative, NULL);
 	json_decref(s);
 	expect_state(reader, a.source, "eligible", "", 1);
 
-	sleep_until_epoch_ms(expires + 600);
+	it_sleep_until_ms(expires + 600);
 	expect_state(reader, a.source, "ineligible", "assent_expired", 1);
 	expect_state(reader, a.derivative, "ineligible", "upstream_ineligible", 1);
 	expect_nothing_retrieved(reader, "qzasnexp", "after the assent expired");
@@ -2584,8 +2554,8 @@ static void test_limits(void **state)
 		it_resp_free(&r);
 	}
 	expect_state(tok, src_id, "eligible", "", 1);
-	char past[40];
-	rfc3339_ms(now_epoch_ms() - 60000, past, sizeof past);
+	char past[IT_TIME_LEN];
+	it_rfc3339_ms(it_now_ms() - 60000, past);
 	char ident[REF_LEN];
 	sha256_str("qzlim identity", ident);
 	struct {

@@ -84,43 +84,6 @@ static char *repeat_utf8(const char *prefix, const char *unit, size_t count)
 	return s;
 }
 
-static long long now_epoch_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_until_epoch_ms(long long when)
-{
-	for (;;) {
-		long long left = when - now_epoch_ms();
-		if (left <= 0)
-			return;
-		struct timespec ts = {(time_t)(left / 1000), (long)(left % 1000) * 1000000L};
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-		}
-	}
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-	}
-}
-
-/* RFC 3339 UTC with milliseconds: 2026-11-29T21:07:22.123Z */
-static void rfc3339_ms(long long epoch_ms, char *buf, size_t n)
-{
-	time_t s = (time_t)(epoch_ms / 1000);
-	struct tm tm;
-	char base[40];
-	gmtime_r(&s, &tm);
-	strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, n, "%s.%03lldZ", base, epoch_ms % 1000);
-}
-
 /* the view shows the expires_at that was sent (the same string, or the same instant in the
  * API's millisecond form when whole seconds were sent) */
 static bool same_expiry(const char *got, const char *sent)
@@ -1204,7 +1167,7 @@ static void test_uncertain_retry(void **state)
 	char *receipt1_text = json_dumps(receipt1, JSON_COMPACT | JSON_SORT_KEYS);
 
 	/* another write in between, so the current view differs from the original one */
-	sleep_ms(20);
+	it_sleep_ms(20);
 	remember_ok(&j, REVIEW_KEY, M_STMT "-r2 Ask the reviewer.", M_SREF "-r2", M_QUOTE "-r2", 1,
 		    "op-r2", NULL);
 	json_t *view2 = view_now(&j);
@@ -1212,7 +1175,7 @@ static void test_uncertain_retry(void **state)
 
 	/* the uncertain write retried: same id, same arguments (expected_revision null, now
 	 * stale) → replayed, the original receipt, the current view; nothing written */
-	sleep_ms(20);
+	it_sleep_ms(20);
 	for (int preview = 0; preview < 2; preview++) {
 		struct it_resp r;
 		w1.execute = preview == 0;
@@ -1639,9 +1602,9 @@ static void test_expiry(void **state)
 	(void)state;
 	struct journal j;
 	journal_fresh(&j);
-	char exp[40];
-	long long exp_ms = now_epoch_ms() + 2000;
-	rfc3339_ms(exp_ms, exp, sizeof exp);
+	char exp[IT_TIME_LEN];
+	long long exp_ms = it_now_ms() + 2000;
+	it_rfc3339_ms(exp_ms, exp);
 	struct pw w = {M_STMT "-exp Only this sprint.",
 		       M_SREF "-exp",
 		       M_QUOTE "-exp",
@@ -1662,7 +1625,7 @@ static void test_expiry(void **state)
 	json_decref(v);
 	size_t hist = history_count(&j), aud = audit_count(&j);
 
-	sleep_until_epoch_ms(exp_ms + 500);
+	it_sleep_until_ms(exp_ms + 500);
 	struct it_resp r;
 	view_get(reader_a, &j, &r);
 	e = entry_of(r.json, "sprint.rule");
@@ -1710,8 +1673,8 @@ static void test_expiry(void **state)
 	/* not real dates, not in the future → 422 naming expires_at; nothing written */
 	struct snap s;
 	snap_take(&j, &s);
-	char past[40];
-	rfc3339_ms(now_epoch_ms() - 5000, past, sizeof past);
+	char past[IT_TIME_LEN];
+	it_rfc3339_ms(it_now_ms() - 5000, past);
 	const char *bad[] = {
 	    "2030-02-30T00:00:00Z",
 	    "2029-02-29T00:00:00Z",
@@ -1973,8 +1936,9 @@ static void test_history_walk(void **state)
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(steps[i].op, "op-h6") == 0)
 			continue; /* gamma's current statement */
-		char needle[80];
-		snprintf(needle, sizeof needle, "\"%s\"", stmts[i]);
+		char needle[sizeof stmts[0] + 2]; /* the statement in quotes */
+		IT_CHECK(snprintf(needle, sizeof needle, "\"%s\"", stmts[i]) < (int)sizeof needle,
+			 "statement %zu does not fit its needle", i);
 		IT_CHECK(!contains(text, needle), "the view shows history statement %s: %s",
 			 stmts[i], text);
 	}
