@@ -54,23 +54,32 @@ const char *core_scope_name(unsigned i)
 	return i < RG_SCOPE_COUNT ? scope_names[i] : NULL;
 }
 
-bool core_scopes_parse_csv(const char *csv, unsigned *mask)
+bool core_scopes_parse_csv(const char *csv, unsigned *mask, struct core_scope_csv_error *bad)
 {
 	char name[64];
 	unsigned m = 0;
 	const char *p = csv;
-	if (csv == NULL || *csv == '\0')
+	struct core_scope_csv_error scratch;
+	if (bad == NULL)
+		bad = &scratch;
+	*bad = (struct core_scope_csv_error){0, 0, false};
+	if (csv == NULL)
 		return false;
 	for (;;) {
 		const char *end = strchr(p, ',');
 		size_t n = end ? (size_t)(end - p) : strlen(p);
+		*bad = (struct core_scope_csv_error){(size_t)(p - csv), n, false};
 		if (n == 0 || n >= sizeof name)
 			return false;
 		memcpy(name, p, n);
 		name[n] = '\0';
 		unsigned bit = core_scope_from_name(name);
-		if (bit == RG_SCOPE_NONE || (m & bit))
+		if (bit == RG_SCOPE_NONE)
 			return false;
+		if (m & bit) {
+			bad->repeated = true;
+			return false;
+		}
 		m |= bit;
 		if (!end)
 			break;

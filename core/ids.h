@@ -36,8 +36,15 @@ enum rg_scope {
 unsigned core_scope_from_name(const char *name);
 /* The name of scope i (0 ≤ i < RG_SCOPE_COUNT), in API.md order. */
 const char *core_scope_name(unsigned i);
-/* Parses "a,b,c" into a scope mask. false on an unknown, empty or repeated scope. */
-bool core_scopes_parse_csv(const char *csv, unsigned *mask);
+/* Which item of a scope list was refused: csv[offset .. offset+len) (len 0: an empty item),
+ * and whether it is known but repeated. */
+struct core_scope_csv_error {
+	size_t offset, len;
+	bool repeated;
+};
+/* Parses "a,b,c" into a scope mask. false on an unknown, empty or repeated scope, and then
+ * *bad (when not NULL) names the item. */
+bool core_scopes_parse_csv(const char *csv, unsigned *mask, struct core_scope_csv_error *bad);
 /* true when a token holding `held` may call a route needing `needed` (admin implies all). */
 bool core_scope_allows(unsigned held, unsigned needed);
 

@@ -36,6 +36,11 @@ struct db_pool_stats {
 	uint64_t acquire_timeouts;
 };
 
+/* true when libpq can parse url (a connection URI or conninfo string); nothing is contacted.
+ * Otherwise `why` holds libpq's reason on one line, with every quoted part of it replaced by
+ * "…" (libpq quotes pieces of the value, which may hold a password). */
+bool db_conninfo_check(const char *url, char *why, size_t whylen);
+
 /* Creates a pool of `size` connections to `url` (connected lazily). *out is new: free with
  * db_pool_close. */
 enum rg_status db_pool_open(const char *url, unsigned size, unsigned acquire_timeout_ms,

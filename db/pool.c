@@ -39,6 +39,21 @@ struct db_pool {
 	struct db_conn *conns;
 };
 
+/* libpq's messages end with a newline and may hold tabs: an error line must stay one line.
+ * Control characters become spaces, runs of spaces one, and trailing spaces go. */
+static void one_line(char *s)
+{
+	size_t n = 0;
+	for (const char *p = s; *p; p++) {
+		char c = (unsigned char)*p < 0x20 || *p == 0x7f ? ' ' : *p;
+		if (c != ' ' || (n > 0 && s[n - 1] != ' '))
+			s[n++] = c;
+	}
+	while (n > 0 && s[n - 1] == ' ')
+		n--;
+	s[n] = '\0';
+}
+
 static void set_error(struct db_error *err, enum rg_status st, const char *sqlstate,
 		      const char *msg)
 {
@@ -47,10 +62,55 @@ static void set_error(struct db_error *err, enum rg_status st, const char *sqlst
 	err->status = st;
 	snprintf(err->sqlstate, sizeof err->sqlstate, "%s", sqlstate ? sqlstate : "");
 	snprintf(err->message, sizeof err->message, "%s", msg ? msg : "");
-	/* libpq messages end with a newline; the log line must stay one line. */
-	for (char *p = err->message; *p; p++)
-		if (*p == '\n' || *p == '\r')
-			*p = ' ';
+	one_line(err->message);
+}
+
+/* A quoted part of a libpq parse error that cannot be private: one punctuation character
+ * (its syntax: "=", "]") or the name of a connection option ("dbname"). */
+static bool quote_is_public(const char *q, size_t n, const PQconninfoOption *keywords)
+{
+	if (n == 1 && strchr("=]@:/?&'\\", *q) != NULL)
+		return true;
+	for (const PQconninfoOption *k = keywords; k && k->keyword; k++)
+		if (strlen(k->keyword) == n && memcmp(k->keyword, q, n) == 0)
+			return true;
+	return false;
+}
+
+bool db_conninfo_check(const char *url, char *why, size_t whylen)
+{
+	char *msg = NULL;
+	PQconninfoOption *opts = PQconninfoParse(url, &msg);
+	if (opts != NULL) {
+		PQconninfoFree(opts);
+		return true;
+	}
+	PQconninfoOption *keywords = PQconndefaults();
+	const char *p = msg ? msg : "out of memory";
+	size_t n = 0;
+	while (*p && n + 1 < whylen) {
+		const char *close = *p == '"' ? strchr(p + 1, '"') : NULL;
+		if (close == NULL) {
+			why[n++] = *p++;
+			continue;
+		}
+		size_t qn = (size_t)(close - p - 1);
+		bool show = quote_is_public(p + 1, qn, keywords);
+		const char *text = show ? p + 1 : "\xe2\x80\xa6"; /* "…" */
+		size_t tn = show ? qn : 3;
+		if (n + tn + 3 >= whylen)
+			break;
+		why[n++] = '"';
+		memcpy(why + n, text, tn);
+		n += tn;
+		why[n++] = '"';
+		p = close + 1;
+	}
+	why[n] = '\0';
+	one_line(why);
+	PQconninfoFree(keywords);
+	PQfreemem(msg);
+	return false;
 }
 
 enum rg_status db_pool_open(const char *url, unsigned size, unsigned acquire_timeout_ms,

@@ -1,5 +1,7 @@
 #include "server/config.h"
 
+#include "db/db.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,22 +15,32 @@ static const struct cfg_entry {
 	unsigned long min, max;
 	const char *def;
 	size_t offset;
+	const char *help; /* one line for `recallgate --help` */
 } entries[] = {
 	/* sorted by name */
-	{"DATABASE_URL", CFG_URL, 0, 0, NULL, offsetof(struct rg_config, database_url)},
-	{"RECALLGATE_ADDR", CFG_ADDR, 0, 0, "127.0.0.1:8080", 0},
+	{"DATABASE_URL", CFG_URL, 0, 0, NULL, offsetof(struct rg_config, database_url),
+	 "PostgreSQL to use: a libpq URI or conninfo string (required by serve, migrate, token)"},
+	{"RECALLGATE_ADDR", CFG_ADDR, 0, 0, "127.0.0.1:8080", 0,
+	 "host:port to listen on; an IPv6 host in brackets, e.g. [::1]:8080 or [::]:8080"},
 	{"RECALLGATE_CONNECTION_TIMEOUT", CFG_UINT, 1, 3600, "30",
-	 offsetof(struct rg_config, connection_timeout)},
-	{"RECALLGATE_CORS_ORIGINS", CFG_ORIGINS, 0, 0, "", 0},
+	 offsetof(struct rg_config, connection_timeout),
+	 "seconds an idle client connection is kept open (1..3600)"},
+	{"RECALLGATE_CORS_ORIGINS", CFG_ORIGINS, 0, 0, "", 0,
+	 "comma-separated browser origins allowed by CORS (empty: none)"},
 	{"RECALLGATE_DB_ACQUIRE_TIMEOUT_MS", CFG_UINT, 1, 60000, "2000",
-	 offsetof(struct rg_config, db_acquire_timeout_ms)},
-	{"RECALLGATE_DB_POOL", CFG_UINT, 1, 256, "8", offsetof(struct rg_config, db_pool)},
-	{"RECALLGATE_LOG_LEVEL", CFG_LEVEL, 0, 0, "info", 0},
+	 offsetof(struct rg_config, db_acquire_timeout_ms),
+	 "milliseconds a request waits for a database connection before 503 (1..60000)"},
+	{"RECALLGATE_DB_POOL", CFG_UINT, 1, 256, "8", offsetof(struct rg_config, db_pool),
+	 "database connections per instance (1..256)"},
+	{"RECALLGATE_LOG_LEVEL", CFG_LEVEL, 0, 0, "info", 0,
+	 "error, warn, info or debug (JSON lines on stderr)"},
 	{"RECALLGATE_MAX_BODY", CFG_UINT, 1024, 67108864, "1048576",
-	 offsetof(struct rg_config, max_body)},
+	 offsetof(struct rg_config, max_body), "largest request body in bytes (1024..67108864)"},
 	{"RECALLGATE_MAX_CONNECTIONS", CFG_UINT, 1, 65535, "256",
-	 offsetof(struct rg_config, max_connections)},
-	{"RECALLGATE_TRUST_PROXY", CFG_BOOL, 0, 0, "0", 0},
+	 offsetof(struct rg_config, max_connections),
+	 "client connections served at once (1..65535)"},
+	{"RECALLGATE_TRUST_PROXY", CFG_BOOL, 0, 0, "0", 0,
+	 "1: take the client address from X-Forwarded-For (behind a gateway)"},
 };
 
 static bool parse_ulong(const char *s, unsigned long *out)
@@ -44,16 +56,28 @@ static bool parse_ulong(const char *s, unsigned long *out)
 	return true;
 }
 
+/* host:port, or [ipv6]:port; the host is kept without brackets (getaddrinfo's form). */
 static bool parse_addr(struct rg_config *cfg, const char *s)
 {
-	const char *colon = strrchr(s, ':');
+	const char *colon = strrchr(s, ':'), *host = s, *host_end = colon;
 	unsigned long port;
-	if (colon == NULL || colon == s || (size_t)(colon - s) >= sizeof cfg->host)
+	if (colon == NULL || colon == s)
 		return false;
-	if (!parse_ulong(colon + 1, &port) || port < 1 || port > 65535)
+	if (*s == '[') {
+		host = s + 1;
+		host_end = colon - 1;
+		size_t inner = host_end > host ? (size_t)(host_end - host) : 0;
+		if (inner == 0 || *host_end != ']' || memchr(host, ']', inner) || memchr(host, '[', inner))
+			return false;
+	} else if (memchr(s, ':', (size_t)(colon - s)) || memchr(s, '[', (size_t)(colon - s)) ||
+		   memchr(s, ']', (size_t)(colon - s))) {
+		return false; /* an IPv6 address needs its brackets */
+	}
+	size_t n = (size_t)(host_end - host);
+	if (n >= sizeof cfg->host || !parse_ulong(colon + 1, &port) || port < 1 || port > 65535)
 		return false;
-	memcpy(cfg->host, s, (size_t)(colon - s));
-	cfg->host[colon - s] = '\0';
+	memcpy(cfg->host, host, n);
+	cfg->host[n] = '\0';
 	cfg->port = (unsigned)port;
 	return true;
 }
@@ -104,7 +128,7 @@ static bool apply(struct rg_config *cfg, const struct cfg_entry *e, const char *
 		if (*v == '\0' || strlen(v) >= sizeof cfg->database_url)
 			return false;
 		strcpy(cfg->database_url, v);
-		return true;
+		return true; /* libpq's own check runs in cfg_load, to say why */
 	case CFG_UINT:
 		if (!parse_ulong(v, &u) || u < e->min || u > e->max)
 			return false;
@@ -142,7 +166,7 @@ static const char *expectation(const struct cfg_entry *e, char *buf, size_t len)
 		snprintf(buf, len, "an integer from %lu to %lu", e->min, e->max);
 		break;
 	case CFG_ADDR:
-		snprintf(buf, len, "host:port with a port from 1 to 65535");
+		snprintf(buf, len, "host:port or [ipv6]:port with a port from 1 to 65535");
 		break;
 	case CFG_LEVEL:
 		snprintf(buf, len, "one of error, warn, info, debug");
@@ -163,7 +187,7 @@ static const char *expectation(const struct cfg_entry *e, char *buf, size_t len)
 bool cfg_load(struct rg_config *cfg, const char *(*getenv_fn)(const char *), bool need_database,
 	      char *err, size_t errlen)
 {
-	char want[96];
+	char want[96], why[160];
 	memset(cfg, 0, sizeof *cfg);
 	for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
 		const struct cfg_entry *e = &entries[i];
@@ -184,6 +208,29 @@ bool cfg_load(struct rg_config *cfg, const char *(*getenv_fn)(const char *), boo
 				 expectation(e, want, sizeof want));
 			return false;
 		}
+		if (e->kind == CFG_URL && !db_conninfo_check(v, why, sizeof why)) {
+			snprintf(err, errlen, "recallgate: %s is invalid: %s (expected %s)", e->env, why,
+				 expectation(e, want, sizeof want));
+			return false;
+		}
 	}
 	return true;
+}
+
+void cfg_print_help(FILE *out)
+{
+	for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+		const struct cfg_entry *e = &entries[i];
+		if (e->def == NULL)
+			fprintf(out, "  %s (no default)\n      %s\n", e->env, e->help);
+		else
+			fprintf(out, "  %s=%s\n      %s\n", e->env, e->def, e->help);
+	}
+}
+
+const char *cfg_addr_format(const struct rg_config *cfg, char *buf, size_t len)
+{
+	bool v6 = strchr(cfg->host, ':') != NULL;
+	snprintf(buf, len, "%s%s%s:%u", v6 ? "[" : "", cfg->host, v6 ? "]" : "", cfg->port);
+	return buf;
 }

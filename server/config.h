@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define CFG_MAX_ORIGINS 16
 
@@ -29,5 +30,12 @@ struct rg_config {
  * false with one clear line in err when a value is missing or out of range. */
 bool cfg_load(struct rg_config *cfg, const char *(*getenv_fn)(const char *), bool need_database,
 	      char *err, size_t errlen);
+
+/* RECALLGATE_ADDR's form of the listen address ("127.0.0.1:8080", "[::1]:8080") in buf, which
+ * holds sizeof cfg->host + 8 bytes; returns buf. */
+const char *cfg_addr_format(const struct rg_config *cfg, char *buf, size_t len);
+
+/* Every variable of the table with its meaning and default, for `recallgate --help`. */
+void cfg_print_help(FILE *out);
 
 #endif

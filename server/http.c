@@ -574,8 +574,8 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 	}
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
 			 MHD_USE_AUTO | MHD_USE_ITC | MHD_USE_ERROR_LOG;
-	if (ai->ai_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
+	if (ai->ai_family == AF_INET6) /* [::] serves IPv4 too, whatever net.ipv6.bindv6only says */
+		flags |= MHD_USE_DUAL_STACK;
 	srv->daemon = MHD_start_daemon(
 		flags, (uint16_t)cfg->port, NULL, NULL, on_request, srv,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
@@ -588,7 +588,8 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 		MHD_OPTION_END);
 	freeaddrinfo(ai);
 	if (srv->daemon == NULL) {
-		log_error(NULL, "cannot listen on %s:%u", cfg->host, cfg->port);
+		char addr[sizeof cfg->host + 8];
+		log_error(NULL, "cannot listen on %s", cfg_addr_format(cfg, addr, sizeof addr));
 		free(srv);
 		return false;
 	}

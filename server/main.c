@@ -21,7 +21,32 @@
 #define DRAIN_MS 10000
 
 static const char usage[] =
-	"usage: recallgate serve | migrate | token create --tenant T --scopes a,b [--name N] | version\n";
+	"usage: recallgate serve | migrate | token create --tenant T --scopes a,b [--name N] | "
+	"version | help\n";
+
+static const char commands[] =
+	"commands:\n"
+	"  serve          serve the HTTP API until SIGTERM or SIGINT, then drain and exit 0\n"
+	"  migrate        apply the pending database migrations (serve never migrates)\n"
+	"  token create --tenant T --scopes a,b [--name N]\n"
+	"                 create a bearer token of tenant T (name default: cli);\n"
+	"                 prints the token alone on stdout, once\n"
+	"  version        print the version (also --version)\n"
+	"  help           print this help (also --help, -h)\n";
+
+static int cmd_help(void)
+{
+	printf("recallgate %s: a governed memory and context service for AI agents\n\n%s%s\n",
+	       RG_VERSION, usage, commands);
+	fputs("scopes:", stdout);
+	for (unsigned i = 0; i < RG_SCOPE_COUNT; i++)
+		printf("%s %s", i ? "," : "", core_scope_name(i));
+	puts("\n\nenvironment:");
+	cfg_print_help(stdout);
+	puts("\nexit codes: 0 ok, 2 usage or configuration error (one line on stderr), 1 anything "
+	     "else");
+	return 0;
+}
 
 static const char *env(const char *name)
 {
@@ -100,8 +125,14 @@ static int cmd_token_create(int argc, char **argv)
 		fprintf(stderr, "recallgate: --tenant and --name must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$\n");
 		return EXIT_USAGE;
 	}
-	if (!core_scopes_parse_csv(scopes, &mask)) {
-		fprintf(stderr, "recallgate: --scopes must be distinct known scopes separated by commas\n");
+	struct core_scope_csv_error bad;
+	if (!core_scopes_parse_csv(scopes, &mask, &bad)) {
+		if (bad.len == 0)
+			fprintf(stderr, "recallgate: --scopes has an empty item at character %zu "
+					"(scopes are separated by single commas)\n", bad.offset + 1);
+		else
+			fprintf(stderr, "recallgate: --scopes: %s scope \"%.*s\" (see recallgate --help)\n",
+				bad.repeated ? "repeated" : "unknown", (int)bad.len, scopes + bad.offset);
 		return EXIT_USAGE;
 	}
 
@@ -169,7 +200,8 @@ static int cmd_serve(void)
 		rc = 1;
 		goto out;
 	}
-	log_info(NULL, "listening on %s:%u", cfg.host, cfg.port);
+	char addr[sizeof cfg.host + 8];
+	log_info(NULL, "listening on %s", cfg_addr_format(&cfg, addr, sizeof addr));
 	sigwait(&stop, &sig);
 	log_info(NULL, "signal %d: draining", sig);
 	http_stop(srv, DRAIN_MS);
@@ -193,7 +225,10 @@ int main(int argc, char **argv)
 		return cmd_serve();
 	if (strcmp(argv[1], "migrate") == 0 && argc == 2)
 		return cmd_migrate();
-	if (strcmp(argv[1], "version") == 0 && argc == 2) {
+	if ((strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
+	     strcmp(argv[1], "-h") == 0) && argc == 2)
+		return cmd_help();
+	if ((strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) && argc == 2) {
 		printf("recallgate %s\n", RG_VERSION);
 		return 0;
 	}

@@ -289,7 +289,8 @@ static bool healthz_ok(const struct it_server *s)
 	return ok;
 }
 
-static int start_once(struct it_server *s, const char *const *extra_env, int attempt)
+static int start_once(struct it_server *s, const char *listen_host, const char *const *extra_env,
+		      int attempt)
 {
 	static atomic_uint log_counter;
 	char addr[64];
@@ -300,8 +301,12 @@ static int start_once(struct it_server *s, const char *const *extra_env, int att
 	}
 	memset(s, 0, sizeof *s);
 	s->port = port;
-	snprintf(s->base_url, sizeof s->base_url, "http://127.0.0.1:%d", port);
-	snprintf(addr, sizeof addr, "RECALLGATE_ADDR=127.0.0.1:%d", port);
+	/* the wildcard addresses are reached through loopback */
+	const char *client_host = strcmp(listen_host, "[::]") == 0	 ? "[::1]"
+				  : strcmp(listen_host, "0.0.0.0") == 0 ? "127.0.0.1"
+									 : listen_host;
+	snprintf(s->base_url, sizeof s->base_url, "http://%s:%d", client_host, port);
+	snprintf(addr, sizeof addr, "RECALLGATE_ADDR=%s:%d", listen_host, port);
 	/* one file per server of this executable, overwritten by the next run */
 	snprintf(s->log_path, sizeof s->log_path, "%s/%s-server%u.log", IT_LOG_DIR,
 		 program_invocation_short_name, atomic_fetch_add(&log_counter, 1u));
@@ -348,9 +353,14 @@ static int start_once(struct it_server *s, const char *const *extra_env, int att
 
 int it_server_start(struct it_server *s, const char *const *extra_env)
 {
+	return it_server_start_on(s, "127.0.0.1", extra_env);
+}
+
+int it_server_start_on(struct it_server *s, const char *host, const char *const *extra_env)
+{
 	int rc = -1;
 	for (int attempt = 1; attempt <= 3; attempt++) {
-		rc = start_once(s, extra_env, attempt);
+		rc = start_once(s, host, extra_env, attempt);
 		if (rc != -2)
 			break;
 	}

@@ -38,7 +38,7 @@ void it_cleanup(void);
 struct it_server {
 	pid_t pid; /* 0 when not running */
 	int port;
-	char base_url[64];   /* "http://127.0.0.1:<port>" */
+	char base_url[64];   /* "http://127.0.0.1:<port>" (or the host it_server_start_on named) */
 	char log_path[1024]; /* server stdout+stderr */
 };
 
@@ -47,6 +47,9 @@ struct it_server {
  * entries that override; an entry "NAME" without '=' removes NAME). Waits up to 10 s for
  * GET /healthz 200. Returns 0, or -1 after printing why (the log tail included). */
 int it_server_start(struct it_server *s, const char *const *extra_env);
+/* The same, listening on host (RECALLGATE_ADDR's form: "[::1]", "[::]", "0.0.0.0"); base_url
+ * reaches a wildcard address through loopback ([::1] or 127.0.0.1). */
+int it_server_start_on(struct it_server *s, const char *host, const char *const *extra_env);
 
 /* SIGTERM, wait up to `timeout_s` seconds; returns the exit status (0..255), 128+signal if
  * it died of a signal, or -1 when it had to be killed (did not exit in time). */

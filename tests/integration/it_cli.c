@@ -35,8 +35,10 @@ static size_t count_lines(const char *s, size_t len)
 	return n;
 }
 
-/* runs the binary and requires exit 2 and exactly one line on stderr */
-static void expect_usage_error(const char *what, const char *const *args, const char *const *env)
+/* runs the binary and requires exit 2 and exactly one line on stderr, without a tab or any
+ * other control character, that holds `says` (when not NULL) and not `hides` (when not NULL) */
+static void expect_usage_error_saying(const char *what, const char *const *args,
+				      const char *const *env, const char *says, const char *hides)
 {
 	struct it_proc p;
 	IT_CHECK(it_run(args, env, 15, &p) == 0, "could not run recallgate");
@@ -45,7 +47,17 @@ static void expect_usage_error(const char *what, const char *const *args, const 
 	IT_CHECK(p.status == 2, "%s: exit status %d, expected 2", what, p.status);
 	IT_CHECK(count_lines(p.err, p.err_len) == 1, "%s: %zu lines on stderr, expected one", what,
 		 count_lines(p.err, p.err_len));
+	for (size_t i = 0; i + 1 < p.err_len; i++)
+		IT_CHECK((unsigned char)p.err[i] >= 0x20, "%s: control character %#x on stderr: %s",
+			 what, (unsigned)(unsigned char)p.err[i], p.err);
+	IT_CHECK(!says || strstr(p.err, says), "%s: stderr does not say %s: %s", what, says, p.err);
+	IT_CHECK(!hides || !strstr(p.err, hides), "%s: stderr shows %s: %s", what, hides, p.err);
 	it_proc_free(&p);
+}
+
+static void expect_usage_error(const char *what, const char *const *args, const char *const *env)
+{
+	expect_usage_error_saying(what, args, env, NULL, NULL);
 }
 
 static int group_setup(void **state)
@@ -61,16 +73,58 @@ static int group_setup(void **state)
 static void test_version(void **state)
 {
 	(void)state;
-	const char *args[] = {"version", NULL};
-	struct it_proc p;
-	IT_CHECK(it_run(args, NULL, 15, &p) == 0, "could not run recallgate");
-	if (p.status != 0)
-		show("version", &p);
-	IT_CHECK(p.status == 0, "`recallgate version` exit %d", p.status);
-	IT_CHECK(p.out_len > 1 && count_lines(p.out, p.out_len) == 1 &&
-		     strpbrk(p.out, "0123456789"),
-		 "`recallgate version` printed %s", p.out);
-	it_proc_free(&p);
+	char first[64] = "";
+	static const char *const spellings[] = {"version", "--version"};
+	for (size_t i = 0; i < 2; i++) {
+		const char *args[] = {spellings[i], NULL};
+		const char *unset[] = {"DATABASE_URL", NULL}; /* needs no database */
+		struct it_proc p;
+		IT_CHECK(it_run(args, unset, 15, &p) == 0, "could not run recallgate");
+		if (p.status != 0)
+			show(spellings[i], &p);
+		IT_CHECK(p.status == 0, "`recallgate %s` exit %d", spellings[i], p.status);
+		IT_CHECK(p.out_len > 1 && p.out_len < sizeof first &&
+			     count_lines(p.out, p.out_len) == 1 && strpbrk(p.out, "0123456789"),
+			 "`recallgate %s` printed %s", spellings[i], p.out);
+		if (i == 0)
+			memcpy(first, p.out, p.out_len + 1);
+		IT_CHECK(strcmp(first, p.out) == 0, "`recallgate %s` printed %s, version printed %s",
+			 spellings[i], p.out, first);
+		it_proc_free(&p);
+	}
+}
+
+/* help lists the commands and every environment variable with its default, on stdout, exit 0,
+ * without a database */
+static void test_help(void **state)
+{
+	(void)state;
+	static const char *const spellings[] = {"--help", "-h", "help"};
+	static const char *const shown[] = {
+	    "serve", "migrate", "token create --tenant T --scopes a,b [--name N]", "version",
+	    "DATABASE_URL (no default)", "RECALLGATE_ADDR=127.0.0.1:8080",
+	    "RECALLGATE_CONNECTION_TIMEOUT=30", "RECALLGATE_CORS_ORIGINS=\n",
+	    "RECALLGATE_DB_ACQUIRE_TIMEOUT_MS=2000", "RECALLGATE_DB_POOL=8",
+	    "RECALLGATE_LOG_LEVEL=info", "RECALLGATE_MAX_BODY=1048576",
+	    "RECALLGATE_MAX_CONNECTIONS=256", "RECALLGATE_TRUST_PROXY=0", "[::1]:8080",
+	    "decision_context.read", "events:read", "exit codes"};
+	for (size_t i = 0; i < sizeof spellings / sizeof *spellings; i++) {
+		const char *args[] = {spellings[i], NULL};
+		const char *unset[] = {"DATABASE_URL", NULL};
+		struct it_proc p;
+		IT_CHECK(it_run(args, unset, 15, &p) == 0, "could not run recallgate");
+		if (p.status != 0)
+			show(spellings[i], &p);
+		IT_CHECK(p.status == 0 && p.err_len == 0, "`recallgate %s` exit %d, stderr %s",
+			 spellings[i], p.status, p.err);
+		for (size_t k = 0; k < sizeof shown / sizeof *shown; k++)
+			IT_CHECK(strstr(p.out, shown[k]), "`recallgate %s` does not show %s:\n%s",
+				 spellings[i], shown[k], p.out);
+		it_proc_free(&p);
+	}
+	/* help takes no arguments */
+	const char *extra[] = {"--help", "serve", NULL};
+	expect_usage_error("--help with an argument", extra, NULL);
 }
 
 static void test_usage_errors(void **state)
@@ -89,10 +143,20 @@ static void test_usage_errors(void **state)
 	expect_usage_error("token create without --scopes", no_scopes, NULL);
 	const char *bad_scope[] = {
 	    "token", "create", "--tenant", tenant, "--scopes", "memory:read,telepathy", NULL};
-	expect_usage_error("token create with an unknown scope", bad_scope, NULL);
+	expect_usage_error_saying("token create with an unknown scope", bad_scope, NULL,
+				  "unknown scope \"telepathy\"", NULL);
+	const char *twice[] = {
+	    "token", "create", "--tenant", tenant, "--scopes", "admin,memory:read,admin", NULL};
+	expect_usage_error_saying("token create with a repeated scope", twice, NULL,
+				  "repeated scope \"admin\"", NULL);
 	const char *spaced[] = {
 	    "token", "create", "--tenant", tenant, "--scopes", "memory:read, admin", NULL};
-	expect_usage_error("token create with a space in --scopes", spaced, NULL);
+	expect_usage_error_saying("token create with a space in --scopes", spaced, NULL,
+				  "unknown scope \" admin\"", NULL);
+	const char *hole[] = {
+	    "token", "create", "--tenant", tenant, "--scopes", "memory:read,,admin", NULL};
+	expect_usage_error_saying("token create with an empty scope", hole, NULL,
+				  "empty item at character 13", NULL);
 	const char *empty[] = {"token", "create", "--tenant", tenant, "--scopes", "", NULL};
 	expect_usage_error("token create with empty --scopes", empty, NULL);
 	const char *bad_name[] = {"token", "create", "--tenant",  tenant, "--scopes",
@@ -137,6 +201,24 @@ static void test_configuration_errors(void **state)
 		snprintf(what, sizeof what, "serve with %s%s", bad[i],
 			 strchr(bad[i], '=') ? "" : " unset");
 		expect_usage_error(what, serve, env);
+	}
+	/* DATABASE_URL is parsed at start: libpq's reason on one line, without the value's
+	 * quoted parts (a password) */
+	static const struct {
+		const char *env, *says;
+	} malformed[] = {
+	    {"DATABASE_URL=host=db.example dbname", "missing \"=\" after \"dbname\""},
+	    {"DATABASE_URL=postgres://rg:SECRETPW@[::1/rg", "matching \"]\""},
+	    {"DATABASE_URL=postgres://rg:SECRETPW@db/rg?SECRETPW=1", "invalid URI query parameter"},
+	    {"DATABASE_URL=password='SECRETPW", "unterminated quoted string"},
+	};
+	for (size_t i = 0; i < sizeof malformed / sizeof *malformed; i++) {
+		const char *env[] = {addr_env, malformed[i].env, NULL};
+		expect_usage_error_saying(malformed[i].env, serve, env, malformed[i].says,
+					  "SECRETPW");
+		const char *mig[] = {"migrate", NULL};
+		expect_usage_error_saying(malformed[i].env, mig, env, "DATABASE_URL is invalid",
+					  "SECRETPW");
 	}
 	/* token create and migrate need DATABASE_URL too */
 	char *tenant = it_unique("cli");
@@ -196,6 +278,57 @@ static void test_configuration_edges_accepted(void **state)
 	}
 }
 
+/* a well-formed DATABASE_URL that cannot be reached still serves: live, not ready */
+static void test_unreachable_database_starts(void **state)
+{
+	(void)state;
+	char url[64];
+	snprintf(url, sizeof url, "DATABASE_URL=postgresql://127.0.0.1:%d/rg", it_free_port());
+	const char *env[] = {url, "RECALLGATE_DB_ACQUIRE_TIMEOUT_MS=200", NULL};
+	struct it_server s;
+	IT_CHECK(it_server_start(&s, env) == 0, "serve did not start with an unreachable database");
+	struct it_resp r;
+	it_request(&s, "GET", "/readyz", NULL, NULL, NULL, &r);
+	IT_CHECK(r.status == 503 && it_json_str_is(r.json, "reason", "database_unavailable"),
+		 "/readyz with an unreachable database: %ld %s", r.status, r.body);
+	it_resp_free(&r);
+	IT_CHECK(it_server_stop(&s) == 0, "no clean exit after SIGTERM");
+}
+
+/* RECALLGATE_ADDR takes bracketed IPv6: [::1] is loopback only, [::] is every address, IPv4
+ * included */
+static void test_ipv6_addresses(void **state)
+{
+	(void)state;
+	char *tenant = it_unique("cli6");
+	char *token = it_token(tenant, "admin", "v6");
+	IT_CHECK(token != NULL, "no token");
+	static const char *const hosts[] = {"[::1]", "[::]"};
+	for (size_t i = 0; i < 2; i++) {
+		struct it_server s;
+		IT_CHECK(it_server_start_on(&s, hosts[i], NULL) == 0, "serve on %s did not start",
+			 hosts[i]);
+		struct it_resp r;
+		it_request(&s, "GET", "/v1/tokens", token, NULL, NULL, &r);
+		IT_CHECK(r.status == 200, "GET /v1/tokens over %s: %ld %s", s.base_url, r.status,
+			 r.body);
+		it_resp_free(&r);
+		IT_CHECK(it_log_contains(&s, hosts[i]), "the log does not say it listens on %s",
+			 hosts[i]);
+		/* the same port over IPv4 */
+		struct it_server v4 = s;
+		snprintf(v4.base_url, sizeof v4.base_url, "http://127.0.0.1:%d", s.port);
+		it_request(&v4, "GET", "/healthz", NULL, NULL, NULL, &r);
+		long want = i == 1 ? 200 : 0;
+		IT_CHECK(r.status == want, "GET /healthz over IPv4 with %s: %ld, expected %ld",
+			 hosts[i], r.status, want);
+		it_resp_free(&r);
+		IT_CHECK(it_server_stop(&s) == 0, "no clean exit after SIGTERM");
+	}
+	free(token);
+	free(tenant);
+}
+
 static void test_token_create(void **state)
 {
 	(void)state;
@@ -249,9 +382,12 @@ int main(void)
 		return 1;
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_version),
+	    cmocka_unit_test(test_help),
 	    cmocka_unit_test(test_usage_errors),
 	    cmocka_unit_test(test_configuration_errors),
 	    cmocka_unit_test(test_configuration_edges_accepted),
+	    cmocka_unit_test(test_unreachable_database_starts),
+	    cmocka_unit_test(test_ipv6_addresses),
 	    cmocka_unit_test(test_token_create),
 	    cmocka_unit_test(test_migrate_twice),
 	};

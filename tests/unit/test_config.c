@@ -103,6 +103,44 @@ static void test_database_url(void **state)
 	assert_string_equal(cfg.database_url, "host=/run/postgresql dbname=rg");
 }
 
+/* libpq parses the value at start; its reason is kept, the value's quoted parts are not */
+static void test_database_url_malformed(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *url, *says;
+	} cases[] = {
+	    {"host=db dbname", "missing \"=\" after \"dbname\""},
+	    {"postgres://rg:SECRETPW@[::1/rg", "matching \"]\""},
+	    {"postgres://rg:SECRETPW@db/rg?SECRETPW=1", "invalid URI query parameter: \"\xe2\x80\xa6\""},
+	    {"password='SECRETPW", "unterminated quoted string"},
+	    {"mysql://SECRETPW@db", "\xe2\x80\xa6"},
+	};
+	for (size_t i = 0; i < N_ELEMS(cases); i++) {
+		env_set("DATABASE_URL", cases[i].url);
+		assert_false(load(false));
+		assert_error_names("DATABASE_URL", "SECRETPW");
+		if (strstr(err, cases[i].says) == NULL)
+			print_error("\"%s\": error \"%s\" does not say %s\n", cases[i].url, err,
+				    cases[i].says);
+		assert_non_null(strstr(err, cases[i].says));
+	}
+}
+
+/* the listen address in RECALLGATE_ADDR's own form, brackets for IPv6 */
+static void test_addr_format(void **state)
+{
+	(void)state;
+	char buf[sizeof cfg.host + 8];
+	static const char *const forms[] = {"127.0.0.1:8080", "[::1]:8443", "[::]:1",
+					    "localhost:65535"};
+	for (size_t i = 0; i < N_ELEMS(forms); i++) {
+		env_set("RECALLGATE_ADDR", forms[i]);
+		assert_true(load(false));
+		assert_string_equal(cfg_addr_format(&cfg, buf, sizeof buf), forms[i]);
+	}
+}
+
 static void test_database_url_too_long_is_not_echoed(void **state)
 {
 	(void)state;
@@ -230,7 +268,17 @@ static void test_addr(void **state)
 		{"127.0.0.1:1", true, "127.0.0.1", 1},
 		{"127.0.0.1:65535", true, "127.0.0.1", 65535},
 		{"localhost:8080", true, "localhost", 8080},
-		{"[::1]:8443", true, "[::1]", 8443},
+		/* IPv6 in brackets; the host is kept without them (getaddrinfo's form) */
+		{"[::1]:8443", true, "::1", 8443},
+		{"[::]:8080", true, "::", 8080},
+		{"[fe80::1%lo]:80", true, "fe80::1%lo", 80},
+		{"::1:8080", false, NULL, 0},  /* an IPv6 host needs its brackets */
+		{"[::1]8080", false, NULL, 0},
+		{"[]:80", false, NULL, 0},
+		{"[::1:80", false, NULL, 0},
+		{"::1]:80", false, NULL, 0},
+		{"[::1]]:80", false, NULL, 0},
+		{"[[::1]:80", false, NULL, 0},
 		{"127.0.0.1:0", false, NULL, 0},
 		{"127.0.0.1:65536", false, NULL, 0},
 		{"127.0.0.1:99999999999999999999", false, NULL, 0},
@@ -441,6 +489,8 @@ int main(void)
 		cmocka_unit_test_setup(test_defaults, setup),
 		cmocka_unit_test_setup(test_database_url, setup),
 		cmocka_unit_test_setup(test_database_url_too_long_is_not_echoed, setup),
+		cmocka_unit_test_setup(test_database_url_malformed, setup),
+		cmocka_unit_test_setup(test_addr_format, setup),
 		cmocka_unit_test_setup(test_uint_bounds, setup),
 		cmocka_unit_test_setup(test_uint_syntax, setup),
 		cmocka_unit_test_setup(test_addr, setup),

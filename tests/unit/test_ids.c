@@ -133,7 +133,7 @@ static void test_scopes_csv(void **state)
 	};
 	for (size_t i = 0; i < N_ELEMS(cases); i++) {
 		unsigned mask = 0xdeadu;
-		bool got = core_scopes_parse_csv(cases[i].csv, &mask);
+		bool got = core_scopes_parse_csv(cases[i].csv, &mask, NULL);
 		if (got != cases[i].ok)
 			print_error("\"%s\": want %s\n", cases[i].csv, cases[i].ok ? "ok" : "refused");
 		assert_true(got == cases[i].ok);
@@ -141,7 +141,7 @@ static void test_scopes_csv(void **state)
 			assert_int_equal(mask, cases[i].mask);
 	}
 	unsigned mask = 0;
-	assert_false(core_scopes_parse_csv(NULL, &mask));
+	assert_false(core_scopes_parse_csv(NULL, &mask, NULL));
 }
 
 static void test_scopes_csv_all_fourteen(void **state)
@@ -154,13 +154,43 @@ static void test_scopes_csv_all_fourteen(void **state)
 		strcat(csv, api_scopes[i]);
 	}
 	unsigned mask = 0;
-	assert_true(core_scopes_parse_csv(csv, &mask));
+	assert_true(core_scopes_parse_csv(csv, &mask, NULL));
 	assert_int_equal(mask, (1u << RG_SCOPE_COUNT) - 1);
 
 	/* a name longer than any scope is refused without overflowing */
 	char *longname = run_of('m', 300);
-	assert_false(core_scopes_parse_csv(longname, &mask));
+	assert_false(core_scopes_parse_csv(longname, &mask, NULL));
 	free(longname);
+}
+
+/* a refused list names the item that was refused, so the CLI can say which */
+static void test_scopes_csv_names_the_bad_item(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *csv;
+		size_t offset, len;
+		bool repeated;
+	} cases[] = {
+		{"memory:wirte", 0, 12, false},
+		{"admin,nope", 6, 4, false},
+		{"admin,,memory:read", 6, 0, false},
+		{"admin,", 6, 0, false},
+		{"", 0, 0, false},
+		{"memory:read,audit:read,memory:read", 23, 11, true},
+		{"admin, memory:read", 6, 12, false},
+	};
+	for (size_t i = 0; i < N_ELEMS(cases); i++) {
+		unsigned mask = 0;
+		struct core_scope_csv_error bad = {99, 99, false};
+		assert_false(core_scopes_parse_csv(cases[i].csv, &mask, &bad));
+		if (bad.offset != cases[i].offset || bad.len != cases[i].len)
+			print_error("\"%s\": bad item at %zu+%zu, want %zu+%zu\n", cases[i].csv,
+				    bad.offset, bad.len, cases[i].offset, cases[i].len);
+		assert_int_equal(bad.offset, cases[i].offset);
+		assert_int_equal(bad.len, cases[i].len);
+		assert_int_equal(bad.repeated, cases[i].repeated);
+	}
 }
 
 static void test_scope_allows(void **state)
@@ -194,6 +224,7 @@ int main(void)
 		cmocka_unit_test(test_scope_names),
 		cmocka_unit_test(test_scopes_csv),
 		cmocka_unit_test(test_scopes_csv_all_fourteen),
+		cmocka_unit_test(test_scopes_csv_names_the_bad_item),
 		cmocka_unit_test(test_scope_allows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
