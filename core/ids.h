@@ -38,6 +38,9 @@ unsigned core_scope_from_name(const char *name);
 const char *core_scope_name(unsigned i);
 /* Parses "a,b,c" into a scope mask. false on an unknown, empty or repeated scope. */
 bool core_scopes_parse_csv(const char *csv, unsigned *mask);
+/* The 403 detail for a route needing `needed`: "This endpoint needs the scope memory:write
+ * (admin implies it)." Scope names are public. Written into out (cut to size, NUL-ended). */
+void core_scope_needed_detail(unsigned needed, char *out, size_t size);
 /* true when a token holding `held` may call a route needing `needed` (admin implies all). */
 bool core_scope_allows(unsigned held, unsigned needed);
 

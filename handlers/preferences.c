@@ -169,7 +169,7 @@ static enum rg_status decide(struct h_ctx *ctx, struct db_conn *c, const struct 
 		if (strcmp(str(op, "intent_hash"), intent) == 0)
 			answer(ctx, 200, "replayed", receipt_json(op), &j, j.revision);
 		else
-			h_problem(ctx, 409, "operation_conflict",
+			h_problem(ctx, PROBLEM_OPERATION_CONFLICT,
 				  "operation_id was already used with different arguments.", NULL);
 		goto out;
 	}
@@ -181,18 +181,18 @@ static enum rg_status decide(struct h_ctx *ctx, struct db_conn *c, const struct 
 		goto out;
 	switch (core_pref_check(&j, r)) {
 	case PREF_STALE:
-		h_problem(ctx, 409, "stale_revision",
+		h_problem(ctx, PROBLEM_STALE_REVISION,
 			  "expected_revision is not the journal's current revision.", NULL);
 		ctx->current_revision = j.revision ? j.revision : PROBLEM_NULL_REVISION;
 		goto out;
 	case PREF_UNKNOWN_KEY:
-		h_problem(ctx, 404, "not_found", "No preference with this key was remembered.", NULL);
+		h_problem(ctx, PROBLEM_NOT_FOUND, "No preference with this key was remembered.", NULL);
 		goto out;
 	case PREF_SOURCE_REUSED:
 		h_invalid(ctx, "source_ref", "must differ from the source_ref of the key's retirement");
 		goto out;
 	case PREF_CAPACITY:
-		h_problem(ctx, 422, "capacity_exceeded",
+		h_problem(ctx, PROBLEM_CAPACITY_EXCEEDED,
 			  "The journal holds at most 64 keys and 32 KiB; nothing is evicted.", NULL);
 		goto out;
 	case PREF_OK:
@@ -251,7 +251,7 @@ static void write_operation(struct h_ctx *ctx, enum pref_action action)
 	if (!read_request(ctx, action, &r))
 		return;
 	if (!core_pref_intent_hash(&r, intent)) {
-		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 		return;
 	}
 	bool execute = json_is_true(json_object_get(ctx->body, "execute"));

@@ -248,7 +248,7 @@ void h_sp_recall(struct h_ctx *ctx)
 		return;
 	}
 	json_decref(r.items);
-	h_problem(ctx, 502, "semantic_preference_unavailable",
+	h_problem(ctx, PROBLEM_SEMANTIC_PREFERENCE_UNAVAILABLE,
 		  "The semantic-preference provider is unavailable and this surface fails closed.",
 		  NULL);
 	ctx->problem_extra = json_pack("{s:s}", "failure_kind", r.failure_kind);
