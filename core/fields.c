@@ -144,12 +144,16 @@ static void check_value(const json_t *v, const struct field_spec *f, const char 
 			errorf(errors, path, "must have at most %lld members", (long long)f->max);
 			return;
 		}
+		/* A map's keys are the caller's words (a label name, a context key): private.
+		 * A member is named by its position in the object as sent (labels[3]); jansson
+		 * iterates in insertion order, and duplicate keys never parse. */
+		size_t pos = 0;
 		json_object_foreach((json_t *)v, key, member) {
 			char sub[PATH_MAX_BYTES];
-			join_path(sub, sizeof sub, path, key);
+			snprintf(sub, sizeof sub, "%s[%zu]", path, pos++);
 			if (f->check && !f->check(key)) {
-				core_fields_error(errors, sub, f->check_reason ? f->check_reason
-									     : "is not a valid key");
+				errorf(errors, sub, "must have a key matching %s",
+				       f->key_pattern ? f->key_pattern : "this map's key rule");
 				continue;
 			}
 			if (f->item)

@@ -17,7 +17,9 @@ enum field_type {
 	F_TIMESTAMP, /* an RFC 3339 timestamp with a real calendar date */
 	F_OBJECT,    /* an object checked against `sub` (free-form when sub is NULL) */
 	F_ARRAY,     /* min..max items, each checked against `item`; `unique` forbids repeats */
-	F_MAP,       /* an object of at most max members; keys pass `check`, values `item` */
+	F_MAP,       /* an object of at most max members; keys pass `check` (described by
+		      * key_pattern), values `item`. Keys are private: errors name a member by
+		      * its position in the object as sent, "labels[3]", never by its key */
 };
 
 struct field_spec {
@@ -28,7 +30,8 @@ struct field_spec {
 	int64_t min, max;            /* bytes, value or item count; max 0 = unbounded */
 	const char *const *values;   /* F_ENUM: NULL-terminated list */
 	bool (*check)(const char *); /* F_STRING: extra rule */
-	const char *check_reason;    /* reason when `check` fails */
+	const char *check_reason;    /* F_STRING: reason when `check` fails ("must ...") */
+	const char *key_pattern;     /* F_MAP: the pattern `check` enforces on keys, for the reason */
 	const struct field_spec *sub;/* F_OBJECT: fields, terminated by a NULL name */
 	const struct field_spec *item;/* F_ARRAY: one spec for every element (name unused) */
 	bool unique;                 /* F_ARRAY of strings: no repeats */

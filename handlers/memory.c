@@ -46,7 +46,7 @@ const struct field_spec h_source_create_body[] = {
 	{.name = "thread_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
 	 .check = core_id_valid, .check_reason = h_id_reason},
 	{.name = "labels", .type = F_MAP, .max = RG_MEM_LABELS_MAX, .check = core_label_key_valid,
-	 .check_reason = "must match ^[a-z][a-z0-9_.-]{0,63}$", .item = &label_value},
+	 .key_pattern = "^[a-z][a-z0-9_.-]{0,63}$", .item = &label_value},
 	{.name = "content", .type = F_STRING, .min = 1, .max = RG_MEM_CONTENT_MAX},
 	{.name = "pointer", .type = F_OBJECT, .sub = pointer_fields},
 	{.name = "classification", .type = F_ENUM, .values = classifications},

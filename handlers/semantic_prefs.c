@@ -10,8 +10,8 @@
 #include "handlers/handlers.h"
 #include "handlers/providers.h"
 
-static const char surface_reason[] =
-	"must match ^[a-z][a-z0-9_-]*(\\.[a-z][a-z0-9_-]*)+$";
+#define SURFACE_PATTERN "^[a-z][a-z0-9_-]*(\\.[a-z][a-z0-9_-]*)+$"
+static const char surface_reason[] = "must match " SURFACE_PATTERN;
 
 /* ---- config -------------------------------------------------------------------------- */
 
@@ -35,7 +35,7 @@ static const struct field_spec config_fields[] = {
 	{.name = "enabled", .type = F_BOOL, .required = true},
 	{.name = "provider", .type = F_OBJECT, .required = true, .sub = provider_fields},
 	{.name = "surfaces", .type = F_MAP, .required = true, .max = 64,
-	 .check = core_sp_surface_valid, .check_reason = surface_reason, .item = &surface},
+	 .check = core_sp_surface_valid, .key_pattern = SURFACE_PATTERN, .item = &surface},
 	{.name = NULL},
 };
 
@@ -112,7 +112,7 @@ const struct field_spec h_sp_recall_body[] = {
 	{.name = "surface", .type = F_STRING, .required = true, .min = 1, .max = 128,
 	 .check = core_sp_surface_valid, .check_reason = surface_reason},
 	{.name = "context", .type = F_MAP, .max = 32, .check = core_sp_context_key_valid,
-	 .check_reason = "must match ^[a-z][a-z0-9_-]{0,63}$", .item = &context_value},
+	 .key_pattern = "^[a-z][a-z0-9_-]{0,63}$", .item = &context_value},
 	{.name = NULL},
 };
 
