@@ -77,7 +77,7 @@ static void journal_from(const PGresult *res, struct pref_journal *j)
 		pe->statement = db_text(res, i, 3);
 		pe->source_ref = db_text(res, i, 4);
 		pe->source_quote = db_text(res, i, 5);
-		pe->expires_ms = db_int(res, i, 6);
+		pe->expires_ms = db_null(res, i, 6) ? RG_TIME_NONE : db_int(res, i, 6);
 		pe->entry_revision = db_int(res, i, 7);
 		pe->operation_id = db_text(res, i, 8);
 		pe->updated_ms = db_int(res, i, 9);
@@ -101,6 +101,7 @@ static bool read_request(struct h_ctx *ctx, enum pref_action action, struct pref
 	r->operation_id = str(b, "operation_id");
 	r->expected_revision = num(b, "expected_revision"); /* null reads 0 */
 	r->expires_at = str(b, "expires_at");
+	r->expires_ms = RG_TIME_NONE;
 	if (r->expires_at) {
 		size_t n = strlen(r->expires_at);
 		/* The calendar date was checked with the body; UTC is required here. Whether it is
@@ -173,7 +174,7 @@ static enum rg_status decide(struct h_ctx *ctx, struct db_conn *c, const struct 
 				  "operation_id was already used with different arguments.", NULL);
 		goto out;
 	}
-	if (r->expires_ms && r->expires_ms <= now_ms()) {
+	if (r->expires_ms != RG_TIME_NONE && r->expires_ms <= now_ms()) {
 		h_invalid(ctx, "expires_at", "must be a timestamp in the future");
 		goto out;
 	}
