@@ -88,7 +88,7 @@ static void check_value(const json_t *v, const struct field_spec *f, const char 
 		else if (f->max > 0 && (int64_t)n > f->max)
 			errorf(errors, path, "must be at most %lld bytes", (long long)f->max);
 		else if (f->check && !f->check(s))
-			core_fields_error(errors, path, f->check_reason ? f->check_reason : "is not valid");
+			core_fields_error(errors, path, f->check_reason ? f->check_reason : "must pass this field's rule");
 		return;
 	}
 	case F_INT: {
@@ -210,7 +210,7 @@ static bool check_object(const json_t *obj, const struct field_spec *spec, const
 			f++;
 		if (f->name == NULL) {
 			join_path(sub, sizeof sub, path, key);
-			core_fields_error(errors, sub, "unknown field");
+			core_fields_error(errors, sub, FIELDS_REASON_UNKNOWN);
 			*unknown = true;
 		}
 	}
@@ -219,7 +219,7 @@ static bool check_object(const json_t *obj, const struct field_spec *spec, const
 		v = json_object_get(obj, f->name);
 		if (v == NULL) {
 			if (f->required)
-				core_fields_error(errors, sub, "is required");
+				core_fields_error(errors, sub, "must be present");
 			continue;
 		}
 		check_value(v, f, sub, errors, unknown);
@@ -232,7 +232,7 @@ enum fields_result core_fields_validate(const json_t *obj, const struct field_sp
 {
 	bool unknown = false;
 	if (!json_is_object(obj)) {
-		core_fields_error(errors, "", "the body must be a JSON object");
+		core_fields_error(errors, "", "must be a JSON object");
 		return FIELDS_INVALID;
 	}
 	bool clean = check_object(obj, spec, "", errors, &unknown, false);

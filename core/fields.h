@@ -50,6 +50,12 @@ enum fields_result {
 enum fields_result core_fields_validate(const json_t *obj, const struct field_spec *spec,
 					json_t *errors);
 
+/* One wording for every 422 reason: a phrase that completes "<field> ...", always starting
+ * with "must" ("must be at most 256 bytes", "must be present"). Shared phrases: */
+#define FIELDS_REASON_UNKNOWN "must not be sent: this endpoint has no such field"
+#define FIELDS_REASON_UTC "must be an RFC 3339 timestamp in UTC (ending in Z)"
+#define FIELDS_REASON_FUTURE "must be in the future"
+
 /* Appends {field, reason} to errors. */
 void core_fields_error(json_t *errors, const char *field, const char *reason);
 

@@ -59,11 +59,11 @@ enum rg_problem h_source_create_check(const json_t *body, json_t *errors)
 	bool content = json_object_get(body, "content") != NULL;
 	bool pointer = json_object_get(body, "pointer") != NULL;
 	if (content == pointer) {
-		core_fields_error(errors, "content", "exactly one of content and pointer is required");
+		core_fields_error(errors, "content", "must be present exactly when pointer is absent");
 		return PROBLEM_VALIDATION_FAILED;
 	}
 	if (content && json_object_get(body, "foreign")) {
-		core_fields_error(errors, "content", "a foreign source must be a thin pointer");
+		core_fields_error(errors, "content", "must be absent for a foreign source (send a pointer)");
 		return PROBLEM_THIN_POINTER_REQUIRED;
 	}
 	return PROBLEM_NONE;
@@ -147,13 +147,15 @@ enum rg_problem h_assent_check(const json_t *body, json_t *errors)
 	const char *expires = str(body, "expires_at");
 	int64_t ms = 0;
 	size_t n = strlen(expires);
-	if (!core_time_parse(expires, &ms) || (expires[n - 1] != 'Z' && expires[n - 1] != 'z') ||
-	    ms <= now_ms()) {
-		core_fields_error(errors, "expires_at",
-				  "must be an RFC 3339 UTC timestamp (Z) in the future");
-		return PROBLEM_VALIDATION_FAILED;
-	}
-	return PROBLEM_NONE;
+	const char *reason = NULL;
+	if (!core_time_parse(expires, &ms) || (expires[n - 1] != 'Z' && expires[n - 1] != 'z'))
+		reason = FIELDS_REASON_UTC;
+	else if (ms <= now_ms())
+		reason = FIELDS_REASON_FUTURE;
+	if (reason == NULL)
+		return PROBLEM_NONE;
+	core_fields_error(errors, "expires_at", reason);
+	return PROBLEM_VALIDATION_FAILED;
 }
 
 const struct field_spec h_assent_revoke_body[] = {
@@ -368,7 +370,7 @@ static bool query_enum(struct h_ctx *ctx, const char *name, const char *const *v
 	for (const char *const *v = values; *v; v++)
 		if (strcmp(*v, *out) == 0)
 			return true;
-	h_invalid(ctx, name, "is not one of the allowed values");
+	h_invalid(ctx, name, "must be one of the allowed values");
 	return false;
 }
 

@@ -109,7 +109,7 @@ static bool read_request(struct h_ctx *ctx, enum pref_action action, struct pref
 		 * write can be retried after its expiry passed. */
 		if (!core_time_parse(r->expires_at, &r->expires_ms) ||
 		    (r->expires_at[n - 1] != 'Z' && r->expires_at[n - 1] != 'z')) {
-			h_invalid(ctx, "expires_at", "must be an RFC 3339 timestamp in UTC (ending in Z)");
+			h_invalid(ctx, "expires_at", FIELDS_REASON_UTC);
 			return false;
 		}
 	}
@@ -175,7 +175,7 @@ static enum rg_status decide(struct h_ctx *ctx, struct db_conn *c, const struct 
 		goto out;
 	}
 	if (r->expires_ms != RG_TIME_NONE && r->expires_ms <= now_ms()) {
-		h_invalid(ctx, "expires_at", "must be a timestamp in the future");
+		h_invalid(ctx, "expires_at", FIELDS_REASON_FUTURE);
 		goto out;
 	}
 	if (!h_if_match(ctx, j.revision ? j.revision : -1))

@@ -217,7 +217,7 @@ void h_sp_recall(struct h_ctx *ctx)
 		PQclear(res);
 		json_decref(config);
 		json_decref(r.items);
-		h_invalid(ctx, "surface", "is not a surface of the semantic-preference config");
+		h_invalid(ctx, "surface", "must name a surface of the semantic-preference config");
 		return;
 	}
 	struct h_dispatch d;

@@ -15,7 +15,7 @@ static bool scope_known(const char *s)
 
 static const struct field_spec scope_item = {
 	.type = F_STRING, .min = 1, .max = 64, .check = scope_known,
-	.check_reason = "is not a known scope"};
+	.check_reason = "must be a known scope"};
 
 const struct field_spec h_token_create_body[] = {
 	{.name = "name", .type = F_STRING, .required = true, .min = 1, .max = RG_MAX_ID_BYTES,
