@@ -185,7 +185,7 @@ enum rg_problem h_relevance_body_check(const json_t *body, json_t *errors)
 	bool rel = json_object_get(body, "relevance") != NULL;
 	if (ctx == receipt || (ctx && rel) || (receipt && !rel)) {
 		core_fields_error(errors, "context_relevance",
-				  "send either context_relevance, or load_receipt_id with relevance");
+				  "must be sent alone, or instead load_receipt_id with relevance");
 		return PROBLEM_VALIDATION_FAILED;
 	}
 	return PROBLEM_NONE;
