@@ -88,7 +88,7 @@ static void check_value(const json_t *v, const struct field_spec *f, const char 
 		else if (f->max > 0 && (int64_t)n > f->max)
 			errorf(errors, path, "must be at most %lld bytes", (long long)f->max);
 		else if (f->check && !f->check(s))
-			core_fields_error(errors, path, f->check_reason ? f->check_reason : "is not valid");
+			core_fields_error(errors, path, f->check_reason ? f->check_reason : "must pass this field's rule");
 		return;
 	}
 	case F_INT: {
@@ -144,12 +144,16 @@ static void check_value(const json_t *v, const struct field_spec *f, const char 
 			errorf(errors, path, "must have at most %lld members", (long long)f->max);
 			return;
 		}
+		/* A map's keys are the caller's words (a label name, a context key): private.
+		 * A member is named by its position in the object as sent (labels[3]); jansson
+		 * iterates in insertion order, and duplicate keys never parse. */
+		size_t pos = 0;
 		json_object_foreach((json_t *)v, key, member) {
 			char sub[PATH_MAX_BYTES];
-			join_path(sub, sizeof sub, path, key);
+			snprintf(sub, sizeof sub, "%s[%zu]", path, pos++);
 			if (f->check && !f->check(key)) {
-				core_fields_error(errors, sub, f->check_reason ? f->check_reason
-									     : "is not a valid key");
+				errorf(errors, sub, "must have a key matching %s",
+				       f->key_pattern ? f->key_pattern : "this map's key rule");
 				continue;
 			}
 			if (f->item)
@@ -206,7 +210,7 @@ static bool check_object(const json_t *obj, const struct field_spec *spec, const
 			f++;
 		if (f->name == NULL) {
 			join_path(sub, sizeof sub, path, key);
-			core_fields_error(errors, sub, "unknown field");
+			core_fields_error(errors, sub, FIELDS_REASON_UNKNOWN);
 			*unknown = true;
 		}
 	}
@@ -215,7 +219,7 @@ static bool check_object(const json_t *obj, const struct field_spec *spec, const
 		v = json_object_get(obj, f->name);
 		if (v == NULL) {
 			if (f->required)
-				core_fields_error(errors, sub, "is required");
+				core_fields_error(errors, sub, "must be present");
 			continue;
 		}
 		check_value(v, f, sub, errors, unknown);
@@ -228,7 +232,7 @@ enum fields_result core_fields_validate(const json_t *obj, const struct field_sp
 {
 	bool unknown = false;
 	if (!json_is_object(obj)) {
-		core_fields_error(errors, "", "the body must be a JSON object");
+		core_fields_error(errors, "", "must be a JSON object");
 		return FIELDS_INVALID;
 	}
 	bool clean = check_object(obj, spec, "", errors, &unknown, false);

@@ -17,7 +17,9 @@ enum field_type {
 	F_TIMESTAMP, /* an RFC 3339 timestamp with a real calendar date */
 	F_OBJECT,    /* an object checked against `sub` (free-form when sub is NULL) */
 	F_ARRAY,     /* min..max items, each checked against `item`; `unique` forbids repeats */
-	F_MAP,       /* an object of at most max members; keys pass `check`, values `item` */
+	F_MAP,       /* an object of at most max members; keys pass `check` (described by
+		      * key_pattern), values `item`. Keys are private: errors name a member by
+		      * its position in the object as sent, "labels[3]", never by its key */
 };
 
 struct field_spec {
@@ -28,7 +30,8 @@ struct field_spec {
 	int64_t min, max;            /* bytes, value or item count; max 0 = unbounded */
 	const char *const *values;   /* F_ENUM: NULL-terminated list */
 	bool (*check)(const char *); /* F_STRING: extra rule */
-	const char *check_reason;    /* reason when `check` fails */
+	const char *check_reason;    /* F_STRING: reason when `check` fails ("must ...") */
+	const char *key_pattern;     /* F_MAP: the pattern `check` enforces on keys, for the reason */
 	const struct field_spec *sub;/* F_OBJECT: fields, terminated by a NULL name */
 	const struct field_spec *item;/* F_ARRAY: one spec for every element (name unused) */
 	bool unique;                 /* F_ARRAY of strings: no repeats */
@@ -46,6 +49,12 @@ enum fields_result {
  * with field "" ("body"). */
 enum fields_result core_fields_validate(const json_t *obj, const struct field_spec *spec,
 					json_t *errors);
+
+/* One wording for every 422 reason: a phrase that completes "<field> ...", always starting
+ * with "must" ("must be at most 256 bytes", "must be present"). Shared phrases: */
+#define FIELDS_REASON_UNKNOWN "must not be sent: this endpoint has no such field"
+#define FIELDS_REASON_UTC "must be an RFC 3339 timestamp in UTC (ending in Z)"
+#define FIELDS_REASON_FUTURE "must be in the future"
 
 /* Appends {field, reason} to errors. */
 void core_fields_error(json_t *errors, const char *field, const char *reason);

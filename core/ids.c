@@ -1,5 +1,6 @@
 #include "core/ids.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static bool id_char(char c)
@@ -94,4 +95,21 @@ bool core_scope_allows(unsigned held, unsigned needed)
 	if (held & RG_SCOPE_ADMIN)
 		return true;
 	return (held & needed) == needed;
+}
+
+void core_scope_needed_detail(unsigned needed, char *out, size_t size)
+{
+	char names[RG_SCOPE_COUNT * 32] = "";
+	unsigned named = 0;
+	for (unsigned i = 0; i < RG_SCOPE_COUNT; i++) {
+		if (!(needed & (1u << i)))
+			continue;
+		if (named++)
+			strcat(names, ", ");
+		strcat(names, scope_names[i]); /* ≤ 24 bytes each: names cannot overflow */
+	}
+	int n = snprintf(out, size, "This endpoint needs the scope%s %s%s", named > 1 ? "s" : "",
+			 names, needed & RG_SCOPE_ADMIN ? "." : " (admin implies every scope).");
+	if (n < 0 && size > 0)
+		out[0] = '\0';
 }

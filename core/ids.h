@@ -45,6 +45,9 @@ struct core_scope_csv_error {
 /* Parses "a,b,c" into a scope mask. false on an unknown, empty or repeated scope, and then
  * *bad (when not NULL) names the item. */
 bool core_scopes_parse_csv(const char *csv, unsigned *mask, struct core_scope_csv_error *bad);
+/* The 403 detail for a route needing `needed`: "This endpoint needs the scope memory:write
+ * (admin implies it)." Scope names are public. Written into out (cut to size, NUL-ended). */
+void core_scope_needed_detail(unsigned needed, char *out, size_t size);
 /* true when a token holding `held` may call a route needing `needed` (admin implies all). */
 bool core_scope_allows(unsigned held, unsigned needed);
 

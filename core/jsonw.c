@@ -99,7 +99,7 @@ void jsonw_int(struct jsonw *w, int64_t v)
 void jsonw_time(struct jsonw *w, int64_t ms)
 {
 	char buf[RG_TIME_SIZE + 2];
-	if (ms == 0) {
+	if (ms == RG_TIME_NONE) {
 		append(w, "null", 4);
 		return;
 	}

@@ -20,7 +20,7 @@ void jsonw_raw(struct jsonw *w, const char *s);
 /* A JSON string (escaped) or null when s is NULL. s must be valid UTF-8. */
 void jsonw_str(struct jsonw *w, const char *s);
 void jsonw_int(struct jsonw *w, int64_t v);
-/* An RFC 3339 timestamp string for epoch ms, or null when ms is 0. */
+/* An RFC 3339 timestamp string for epoch ms, or null when ms is RG_TIME_NONE. */
 void jsonw_time(struct jsonw *w, int64_t ms);
 /* A jansson value, compact (for small parts such as receipts); v is borrowed. */
 void jsonw_json(struct jsonw *w, const json_t *v);

@@ -97,7 +97,7 @@ void core_pref_apply(struct pref_journal *j, const struct pref_request *r, int64
 	e->statement = e->retired ? NULL : r->statement;
 	e->source_ref = r->source_ref;
 	e->source_quote = r->source_quote;
-	e->expires_ms = e->retired ? 0 : r->expires_ms;
+	e->expires_ms = e->retired ? RG_TIME_NONE : r->expires_ms;
 	e->entry_revision = j->revision;
 	e->operation_id = r->operation_id;
 	e->updated_ms = now_ms;
@@ -113,7 +113,7 @@ void core_pref_view(struct jsonw *w, const struct pref_journal *j, int64_t now_m
 	jsonw_raw(w, ",\"authority\":\"advisory_only\",\"entries\":[");
 	for (size_t i = 0; i < j->n; i++) {
 		const struct pref_entry *e = &j->entries[i];
-		bool expired = !e->retired && e->expires_ms != 0 && e->expires_ms <= now_ms;
+		bool expired = !e->retired && e->expires_ms != RG_TIME_NONE && e->expires_ms <= now_ms;
 		jsonw_raw(w, i ? ",{\"key\":" : "{\"key\":");
 		jsonw_str(w, e->key);
 		jsonw_raw(w, e->retired  ? ",\"state\":\"retired\",\"statement\":null"

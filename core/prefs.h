@@ -28,7 +28,7 @@ struct pref_entry {
 	const char *statement;    /* NULL when retired */
 	const char *source_ref;   /* the retirement's for a retired key */
 	const char *source_quote; /* likewise */
-	int64_t expires_ms;       /* 0 = no expiry */
+	int64_t expires_ms;       /* RG_TIME_NONE = no expiry */
 	int64_t entry_revision;
 	const char *operation_id;
 	int64_t updated_ms;
@@ -48,7 +48,7 @@ struct pref_request {
 	const char *source_quote;
 	const char *operation_id;
 	const char *expires_at; /* as sent; NULL when absent or null */
-	int64_t expires_ms;     /* 0 when expires_at is NULL */
+	int64_t expires_ms;     /* RG_TIME_NONE when expires_at is NULL */
 	int64_t expected_revision; /* 0 = null (a never-written journal) */
 };
 

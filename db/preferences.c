@@ -2,6 +2,8 @@
 
 #include <stdio.h>
 
+#include "core/timefmt.h"
+
 /* One row per entry (at least one row: the journal's revision, or null, rides on each);
  * the receipt of operation_id rides along as JSON (an InitPlan, computed once). */
 static const struct db_stmt load_stmt = {
@@ -76,9 +78,9 @@ enum rg_status db_pref_load(struct db_conn *c, const struct db_pref_scope *scope
 	return db_exec(c, &load_stmt, params, res, err);
 }
 
-static const char *int_or_null(char buf[DB_INT_SIZE], int64_t v)
+static const char *int_or_null(char buf[DB_INT_SIZE], int64_t v, int64_t none)
 {
-	return v == 0 ? NULL : db_int_param(buf, v);
+	return v == none ? NULL : db_int_param(buf, v);
 }
 
 enum rg_status db_pref_commit(struct db_conn *c, const struct db_actor *actor,
@@ -88,9 +90,9 @@ enum rg_status db_pref_commit(struct db_conn *c, const struct db_actor *actor,
 	char expected[DB_INT_SIZE], expires[DB_INT_SIZE];
 	const char *params[] = {
 		scope->goal_id, scope->agent_id,
-		int_or_null(expected, w->expected_revision), w->operation_id,
+		int_or_null(expected, w->expected_revision, 0), w->operation_id,
 		w->action, w->key, w->statement, w->source_ref, w->source_quote,
-		int_or_null(expires, w->expires_ms), w->intent_hash,
+		int_or_null(expires, w->expires_ms, RG_TIME_NONE), w->intent_hash,
 		w->predecessor_operation_id,
 	};
 	PGresult *res = NULL;

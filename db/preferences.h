@@ -30,7 +30,7 @@ struct db_pref_write {
 	const char *statement;    /* NULL for retire */
 	const char *source_ref;
 	const char *source_quote;
-	int64_t expires_ms;       /* 0 = none */
+	int64_t expires_ms;       /* RG_TIME_NONE = none */
 	const char *intent_hash;
 	const char *predecessor_operation_id; /* may be NULL */
 	int64_t expected_revision;            /* 0 = never written */

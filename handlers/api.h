@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "core/fields.h"
+#include "core/problem.h"
 #include "db/db.h"
 
 #define H_MAX_PARAMS 8
@@ -64,8 +65,8 @@ struct h_route {
 	unsigned scope;                 /* required scope bits; 0 = public, no authentication */
 	const struct field_spec *body;  /* the body's fields; NULL = the route takes no body */
 	/* Rules across fields, run with the field checks (before the scope check): appends to
-	 * errors and returns the problem code (422), or NULL when the body is fine. */
-	const char *(*check)(const json_t *body, json_t *errors);
+	 * errors and returns the problem code (422), or PROBLEM_NONE when the body is fine. */
+	enum rg_problem (*check)(const json_t *body, json_t *errors);
 };
 
 struct h_ctx {
@@ -105,7 +106,7 @@ struct h_ctx {
 	char etag[32];
 	char location[256];
 	/* a problem reply */
-	const char *problem_code;
+	enum rg_problem problem_code; /* PROBLEM_NONE = the reply is not a problem */
 	char problem_detail[200];
 	json_t *problem_errors;     /* new reference or NULL */
 	json_t *problem_extra;      /* new reference or NULL: members added to the problem */

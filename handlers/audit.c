@@ -36,7 +36,7 @@ static bool read_filters(struct h_ctx *ctx, const char **type, const char **id)
 		for (const char *const *t = resource_types; *t; t++)
 			known = known || strcmp(*t, *type) == 0;
 		if (!known) {
-			h_invalid(ctx, "resource_type", "is not a known resource type");
+			h_invalid(ctx, "resource_type", "must be a known resource type");
 			return false;
 		}
 	}

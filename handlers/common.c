@@ -21,19 +21,19 @@ void h_reply_jsonw(struct h_ctx *ctx, int status, struct jsonw *w)
 {
 	ctx->raw = jsonw_finish(w, &ctx->raw_len);
 	if (ctx->raw == NULL) {
-		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 		return;
 	}
 	ctx->status = status;
 	ctx->content_type = "application/json; charset=utf-8";
 }
 
-void h_problem(struct h_ctx *ctx, int status, const char *code, const char *detail,
-	       json_t *errors)
+void h_problem(struct h_ctx *ctx, enum rg_problem code, const char *detail, json_t *errors)
 {
-	ctx->status = status;
+	ctx->status = core_problem_status(code);
 	ctx->problem_code = code;
-	snprintf(ctx->problem_detail, sizeof ctx->problem_detail, "%s", detail ? detail : "");
+	snprintf(ctx->problem_detail, sizeof ctx->problem_detail, "%s",
+		 detail ? detail : core_problem_default_detail(code));
 	json_decref(ctx->problem_errors);
 	ctx->problem_errors = errors;
 }
@@ -42,20 +42,20 @@ void h_invalid(struct h_ctx *ctx, const char *field, const char *reason)
 {
 	json_t *errors = json_array();
 	core_fields_error(errors, field, reason);
-	h_problem(ctx, 422, "validation_failed", "The request is not valid.", errors);
+	h_problem(ctx, PROBLEM_VALIDATION_FAILED, NULL, errors);
 }
 
 void h_db_failed(struct h_ctx *ctx, enum rg_status st)
 {
 	/* A deadlock or serialization failure changed nothing: the caller may retry. */
 	if (st == RG_RETRY)
-		h_problem(ctx, 503, "database_unavailable",
+		h_problem(ctx, PROBLEM_DATABASE_UNAVAILABLE,
 			  "The database could not complete the request now; retry.", NULL);
 	else if (st == RG_UNAVAILABLE)
-		h_problem(ctx, 503, "database_unavailable",
+		h_problem(ctx, PROBLEM_DATABASE_UNAVAILABLE,
 			  "The database is unavailable; retry later.", NULL);
 	else
-		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 }
 
 bool h_acquire(struct h_ctx *ctx, struct db_conn **c)
@@ -156,7 +156,7 @@ PGresult *h_fetch_by_id(struct h_ctx *ctx, h_by_id_fn fetch, const char *id,
 	}
 	if (PQntuples(res) == 0) {
 		PQclear(res);
-		h_problem(ctx, 404, "not_found", missing, NULL);
+		h_problem(ctx, PROBLEM_NOT_FOUND, missing, NULL);
 		return NULL;
 	}
 	return res;
@@ -166,7 +166,7 @@ bool h_answered(struct h_ctx *ctx, enum rg_status st)
 {
 	if (st != RG_OK)
 		h_db_failed(ctx, st);
-	return st != RG_OK || ctx->problem_code != NULL;
+	return st != RG_OK || ctx->problem_code != PROBLEM_NONE;
 }
 
 void h_etag(struct h_ctx *ctx, int64_t revision)
@@ -180,7 +180,7 @@ bool h_if_match(struct h_ctx *ctx, int64_t revision)
 	enum h_if_match im = h_if_match_revision(ctx, &named);
 	if (im == H_IF_MATCH_NONE || (im == H_IF_MATCH_REVISION && revision >= 0 && named == revision))
 		return true;
-	h_problem(ctx, 412, "precondition_failed",
+	h_problem(ctx, PROBLEM_PRECONDITION_FAILED,
 		  "If-Match does not name the current revision.", NULL);
 	ctx->current_revision = revision >= 0 ? revision : PROBLEM_NULL_REVISION;
 	return false;
@@ -212,10 +212,10 @@ void h_stale(struct h_ctx *ctx, int64_t current, bool if_match_first)
 {
 	int64_t rev = -1;
 	if (if_match_first && (h_if_match_revision(ctx, &rev) != H_IF_MATCH_REVISION || rev != current))
-		h_problem(ctx, 412, "precondition_failed",
+		h_problem(ctx, PROBLEM_PRECONDITION_FAILED,
 			  "If-Match does not name the current revision.", NULL);
 	else
-		h_problem(ctx, 409, "stale_revision", "expected_revision is not the current revision.",
+		h_problem(ctx, PROBLEM_STALE_REVISION, "expected_revision is not the current revision.",
 			  NULL);
 	ctx->current_revision = current;
 }

@@ -43,21 +43,21 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-const char *h_snapshot_check(const json_t *body, json_t *errors)
+enum rg_problem h_snapshot_check(const json_t *body, json_t *errors)
 {
 	const json_t *files = json_object_get(body, "files");
 	size_t n = json_array_size(files);
 	const char **paths = calloc(n ? n : 1, sizeof *paths);
-	const char *code = NULL;
+	enum rg_problem code = PROBLEM_NONE;
 	if (paths == NULL)
-		return "internal";
+		return PROBLEM_INTERNAL;
 	for (size_t i = 0; i < n; i++)
 		paths[i] = json_string_value(json_object_get(json_array_get(files, i), "path"));
 	qsort(paths, n, sizeof *paths, cmp_str);
 	for (size_t i = 1; i < n; i++)
 		if (strcmp(paths[i - 1], paths[i]) == 0) {
 			core_fields_error(errors, "files", "must not list a path twice");
-			code = "validation_failed";
+			code = PROBLEM_VALIDATION_FAILED;
 			break;
 		}
 	free(paths);
@@ -178,17 +178,17 @@ const struct field_spec h_relevance_body[] = {
 	{.name = NULL},
 };
 
-const char *h_relevance_body_check(const json_t *body, json_t *errors)
+enum rg_problem h_relevance_body_check(const json_t *body, json_t *errors)
 {
 	bool ctx = json_object_get(body, "context_relevance") != NULL;
 	bool receipt = json_object_get(body, "load_receipt_id") != NULL;
 	bool rel = json_object_get(body, "relevance") != NULL;
 	if (ctx == receipt || (ctx && rel) || (receipt && !rel)) {
 		core_fields_error(errors, "context_relevance",
-				  "send either context_relevance, or load_receipt_id with relevance");
-		return "validation_failed";
+				  "must be sent alone, or instead load_receipt_id with relevance");
+		return PROBLEM_VALIDATION_FAILED;
 	}
-	return NULL;
+	return PROBLEM_NONE;
 }
 
 const struct field_spec h_empty_body[] = {{.name = NULL}};
@@ -290,7 +290,7 @@ static bool verify(struct h_ctx *ctx, struct db_conn *c, const json_t *env, cons
 		}
 		if (PQntuples(res) == 0) {
 			PQclear(res);
-			h_problem(ctx, 404, "not_found", "No such workspace.", NULL);
+			h_problem(ctx, PROBLEM_NOT_FOUND, "No such workspace.", NULL);
 			return false;
 		}
 		files = json_loads(PQgetvalue(res, 0, 3), 0, NULL);
@@ -337,7 +337,7 @@ void h_envelope_create(struct h_ctx *ctx)
 	struct db_conn *c = NULL;
 	struct db_actor actor = h_actor(ctx);
 	if (!core_new_id("env_", id)) {
-		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 		return;
 	}
 	enum rg_status st;
@@ -347,7 +347,7 @@ void h_envelope_create(struct h_ctx *ctx)
 		goto out;
 	body = json_dumps(env, JSON_COMPACT);
 	if (body == NULL || !verdict_texts(&v, &codes, &checks)) {
-		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 		goto out;
 	}
 	struct db_envelope_verdict dv = {v.verdict, codes, checks, ws_id, ws_revision};
@@ -380,7 +380,7 @@ void h_envelope_get(struct h_ctx *ctx)
 		h_reply(ctx, 200, envelope_json(id, db_int(res, 0, 1), &v, db_text(res, 0, 2),
 						 db_int(res, 0, 3), db_int(res, 0, 7), db_int(res, 0, 8)));
 	} else {
-		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 	}
 	core_env_verdict_free(&v);
 	PQclear(res);
@@ -415,14 +415,14 @@ void h_envelope_verify(struct h_ctx *ctx)
 	if (!verify(ctx, c, env, ws_id, &v, &ws_revision))
 		goto out;
 	if (!verdict_texts(&v, &codes, &checks)) {
-		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 		goto out;
 	}
 	struct db_envelope_verdict dv = {v.verdict, codes, checks, ws_id, ws_revision};
 	int64_t updated = 0;
 	st = db_envelope_reverify(c, &actor, id, &dv, &revision, &updated, &ctx->dberr);
 	if (st == RG_NOT_FOUND)
-		h_problem(ctx, 404, "not_found", "No such envelope.", NULL);
+		h_problem(ctx, PROBLEM_NOT_FOUND, "No such envelope.", NULL);
 	else if (st != RG_OK)
 		h_db_failed(ctx, st);
 	else {
@@ -461,7 +461,7 @@ void h_relevance_check(struct h_ctx *ctx)
 		json_decref(receipt);
 	}
 	if (normalised == NULL) {
-		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 		return;
 	}
 	struct env_verdict v;

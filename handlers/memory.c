@@ -46,7 +46,7 @@ const struct field_spec h_source_create_body[] = {
 	{.name = "thread_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
 	 .check = core_id_valid, .check_reason = h_id_reason},
 	{.name = "labels", .type = F_MAP, .max = RG_MEM_LABELS_MAX, .check = core_label_key_valid,
-	 .check_reason = "must match ^[a-z][a-z0-9_.-]{0,63}$", .item = &label_value},
+	 .key_pattern = "^[a-z][a-z0-9_.-]{0,63}$", .item = &label_value},
 	{.name = "content", .type = F_STRING, .min = 1, .max = RG_MEM_CONTENT_MAX},
 	{.name = "pointer", .type = F_OBJECT, .sub = pointer_fields},
 	{.name = "classification", .type = F_ENUM, .values = classifications},
@@ -54,19 +54,19 @@ const struct field_spec h_source_create_body[] = {
 	{.name = NULL},
 };
 
-const char *h_source_create_check(const json_t *body, json_t *errors)
+enum rg_problem h_source_create_check(const json_t *body, json_t *errors)
 {
 	bool content = json_object_get(body, "content") != NULL;
 	bool pointer = json_object_get(body, "pointer") != NULL;
 	if (content == pointer) {
-		core_fields_error(errors, "content", "exactly one of content and pointer is required");
-		return "validation_failed";
+		core_fields_error(errors, "content", "must be present exactly when pointer is absent");
+		return PROBLEM_VALIDATION_FAILED;
 	}
 	if (content && json_object_get(body, "foreign")) {
-		core_fields_error(errors, "content", "a foreign source must be a thin pointer");
-		return "thin_pointer_required";
+		core_fields_error(errors, "content", "must be absent for a foreign source (send a pointer)");
+		return PROBLEM_THIN_POINTER_REQUIRED;
 	}
-	return NULL;
+	return PROBLEM_NONE;
 }
 
 const struct field_spec h_classification_body[] = {
@@ -90,7 +90,7 @@ static const struct field_spec upstream_fields[] = {
 };
 static const struct field_spec upstream_item = {.type = F_OBJECT, .sub = upstream_fields};
 
-const char *h_derivative_check(const json_t *body, json_t *errors)
+enum rg_problem h_derivative_check(const json_t *body, json_t *errors)
 {
 	const json_t *from = json_object_get(body, "derived_from");
 	for (size_t i = 0; i < json_array_size(from); i++)
@@ -100,9 +100,9 @@ const char *h_derivative_check(const json_t *body, json_t *errors)
 				char field[64];
 				snprintf(field, sizeof field, "derived_from[%zu].source_id", i);
 				core_fields_error(errors, field, "must not repeat an upstream");
-				return "validation_failed";
+				return PROBLEM_VALIDATION_FAILED;
 			}
-	return NULL;
+	return PROBLEM_NONE;
 }
 
 const struct field_spec h_derivative_body[] = {
@@ -142,18 +142,20 @@ const struct field_spec h_assent_body[] = {
 	{.name = NULL},
 };
 
-const char *h_assent_check(const json_t *body, json_t *errors)
+enum rg_problem h_assent_check(const json_t *body, json_t *errors)
 {
 	const char *expires = str(body, "expires_at");
 	int64_t ms = 0;
 	size_t n = strlen(expires);
-	if (!core_time_parse(expires, &ms) || (expires[n - 1] != 'Z' && expires[n - 1] != 'z') ||
-	    ms <= now_ms()) {
-		core_fields_error(errors, "expires_at",
-				  "must be an RFC 3339 UTC timestamp (Z) in the future");
-		return "validation_failed";
-	}
-	return NULL;
+	const char *reason = NULL;
+	if (!core_time_parse(expires, &ms) || (expires[n - 1] != 'Z' && expires[n - 1] != 'z'))
+		reason = FIELDS_REASON_UTC;
+	else if (ms <= now_ms())
+		reason = FIELDS_REASON_FUTURE;
+	if (reason == NULL)
+		return PROBLEM_NONE;
+	core_fields_error(errors, "expires_at", reason);
+	return PROBLEM_VALIDATION_FAILED;
 }
 
 const struct field_spec h_assent_revoke_body[] = {
@@ -195,20 +197,20 @@ static bool refused(struct h_ctx *ctx, const struct db_mem_outcome *out, bool if
 		return false;
 	if (strcmp(o, "not_found") == 0) {
 		snprintf(detail, sizeof detail, "No such %s.", noun);
-		h_problem(ctx, 404, "not_found", detail, NULL);
+		h_problem(ctx, PROBLEM_NOT_FOUND, detail, NULL);
 	} else if (strcmp(o, "stale") == 0) {
 		h_stale(ctx, out->current_revision, if_match_first);
 	} else if (strcmp(o, "already_revoked") == 0) {
 		snprintf(detail, sizeof detail, "The %s is already revoked.", noun);
-		h_problem(ctx, 409, "already_revoked", detail, NULL);
+		h_problem(ctx, PROBLEM_ALREADY_REVOKED, detail, NULL);
 	} else if (strcmp(o, "forbidden") == 0) {
 		snprintf(detail, sizeof detail, "This token may only act on its own %ss.", noun);
-		h_problem(ctx, 403, "forbidden", detail, NULL);
+		h_problem(ctx, PROBLEM_FORBIDDEN, detail, NULL);
 	} else if (strcmp(o, "upstream_ineligible") == 0) {
-		h_problem(ctx, 409, "upstream_ineligible",
+		h_problem(ctx, PROBLEM_UPSTREAM_INELIGIBLE,
 			  "An upstream record is not eligible for retrieval.", NULL);
 	} else {
-		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 	}
 	return true;
 }
@@ -251,9 +253,9 @@ static json_t *derivative_meta(const PGresult *res, int i)
 
 /* ---- sources ---------------------------------------------------------------------- */
 
-static void forbid_assent(struct h_ctx *ctx, const char *code, const char *identity)
+static void forbid_assent(struct h_ctx *ctx, enum rg_problem code, const char *identity)
 {
-	h_problem(ctx, 403, code, "The foreign source needs its owner's live assent.", NULL);
+	h_problem(ctx, code, NULL, NULL);
 	ctx->problem_extra = json_pack("{s:s}", "source_identity", identity);
 }
 
@@ -282,12 +284,12 @@ void h_source_create(struct h_ctx *ctx)
 		s.foreign_owner = str(foreign, "owner");
 		s.assent_id = str(foreign, "assent_id");
 		if (s.assent_id == NULL) {
-			forbid_assent(ctx, "assent_missing", identity);
+			forbid_assent(ctx, PROBLEM_ASSENT_MISSING, identity);
 			return;
 		}
 	}
 	if (!core_new_id("src_", id)) {
-		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 		return;
 	}
 	if (json_object_get(b, "labels"))
@@ -308,11 +310,13 @@ void h_source_create(struct h_ctx *ctx)
 		goto out;
 	}
 	if (strcmp(out.outcome, "ok") != 0) {
-		forbid_assent(ctx, strcmp(out.outcome, "assent_invalid") == 0   ? "assent_invalid"
-				   : strcmp(out.outcome, "assent_revoked") == 0 ? "assent_revoked"
-				   : strcmp(out.outcome, "assent_expired") == 0 ? "assent_expired"
-										: "assent_stale",
-			      identity);
+		/* db/ answers one of the assent_* codes; anything else is a refusal we
+		 * cannot name, which must not pass for an assent problem */
+		enum rg_problem code = core_problem_from_code(out.outcome);
+		if (code < PROBLEM_ASSENT_MISSING || code > PROBLEM_ASSENT_STALE)
+			h_problem(ctx, PROBLEM_INTERNAL, NULL, NULL);
+		else
+			forbid_assent(ctx, code, identity);
 		goto out;
 	}
 	bool cold = strcmp(s.classification, "cold") == 0;
@@ -366,7 +370,7 @@ static bool query_enum(struct h_ctx *ctx, const char *name, const char *const *v
 	for (const char *const *v = values; *v; v++)
 		if (strcmp(*v, *out) == 0)
 			return true;
-	h_invalid(ctx, name, "is not one of the allowed values");
+	h_invalid(ctx, name, "must be one of the allowed values");
 	return false;
 }
 
@@ -405,7 +409,7 @@ static PGresult *load_record(struct h_ctx *ctx, const char *param, const char *w
 	PGresult *res = h_fetch_by_id(ctx, db_mem_get, h_param(ctx, param), "No such record.");
 	if (res && want_kind && strcmp(PQgetvalue(res, 0, 1), want_kind) != 0) {
 		PQclear(res);
-		h_problem(ctx, 404, "not_found", "No such record.", NULL);
+		h_problem(ctx, PROBLEM_NOT_FOUND, "No such record.", NULL);
 		return NULL;
 	}
 	return res;
@@ -534,7 +538,7 @@ void h_source_readback(struct h_ctx *ctx)
 	if (st != RG_OK)
 		h_db_failed(ctx, st);
 	else if (o == NULL)
-		h_problem(ctx, 404, "not_found", "No such source.", NULL);
+		h_problem(ctx, PROBLEM_NOT_FOUND, "No such source.", NULL);
 	else
 		h_reply(ctx, 200, o);
 }
@@ -592,7 +596,7 @@ void h_derivative_create(struct h_ctx *ctx)
 		revisions[i] = json_integer_value(json_object_get(json_array_get(from, i), "revision"));
 	}
 	if (!core_new_id("drv_", id)) {
-		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 		return;
 	}
 	core_sha256_tagged(content, strlen(content), hash);
@@ -739,7 +743,7 @@ void h_memory_context(struct h_ctx *ctx)
 	json_t *items = NULL, *receipt = NULL;
 	char *stored = NULL;
 	if (!core_new_id("lrc_", receipt_id)) {
-		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 		return;
 	}
 	if (!h_acquire(ctx, &c))
@@ -820,7 +824,7 @@ void h_assent_get(struct h_ctx *ctx)
 	if (res == NULL)
 		return;
 	if (!may_see(ctx, res)) {
-		h_problem(ctx, 403, "forbidden", "This token may only read its own assents.", NULL);
+		h_problem(ctx, PROBLEM_FORBIDDEN, "This token may only read its own assents.", NULL);
 	} else {
 		h_etag(ctx, db_int(res, 0, 4));
 		h_reply(ctx, 200, assent_json(res));
@@ -837,12 +841,12 @@ void h_assent_grant(struct h_ctx *ctx)
 	if (!core_time_parse(expires, &expires_ms)) /* checked by h_assent_check */
 		return;
 	if (speaks_for(ctx) && strcmp(speaks_for(ctx), owner) != 0) {
-		h_problem(ctx, 403, "forbidden", "This token may only grant assent for its own name.",
+		h_problem(ctx, PROBLEM_FORBIDDEN, "This token may only grant assent for its own name.",
 			  NULL);
 		return;
 	}
 	if (!core_new_id("asn_", id)) {
-		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 		return;
 	}
 	struct db_actor actor = h_actor(ctx);
@@ -881,12 +885,12 @@ void h_assent_revoke(struct h_ctx *ctx)
 		/* Answer from the current revision without writing. */
 		st = db_assent_get(c, ctx->tenant_id, id, &res, &ctx->dberr);
 		if (st == RG_OK && PQntuples(res) == 1 && !may_see(ctx, res))
-			h_problem(ctx, 403, "forbidden", "This token may only revoke its own assents.",
+			h_problem(ctx, PROBLEM_FORBIDDEN, "This token may only revoke its own assents.",
 				  NULL);
 		else if (st == RG_OK && PQntuples(res) == 1)
 			h_stale(ctx, db_int(res, 0, 4), if_match_first);
 		else if (st == RG_OK)
-			h_problem(ctx, 404, "not_found", "No such assent.", NULL);
+			h_problem(ctx, PROBLEM_NOT_FOUND, "No such assent.", NULL);
 		goto out;
 	}
 	st = db_assent_revoke(c, &actor, id, expected, speaks_for(ctx), &out, &ctx->dberr);

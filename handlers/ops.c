@@ -31,7 +31,7 @@ void h_metrics(struct h_ctx *ctx)
 	ctx->content_type = "text/plain; version=0.0.4; charset=utf-8";
 	ctx->raw = ctx->metrics_text(&ctx->raw_len);
 	if (ctx->raw == NULL)
-		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 }
 
 void h_openapi(struct h_ctx *ctx)

@@ -77,7 +77,7 @@ static void journal_from(const PGresult *res, struct pref_journal *j)
 		pe->statement = db_text(res, i, 3);
 		pe->source_ref = db_text(res, i, 4);
 		pe->source_quote = db_text(res, i, 5);
-		pe->expires_ms = db_int(res, i, 6);
+		pe->expires_ms = db_null(res, i, 6) ? RG_TIME_NONE : db_int(res, i, 6);
 		pe->entry_revision = db_int(res, i, 7);
 		pe->operation_id = db_text(res, i, 8);
 		pe->updated_ms = db_int(res, i, 9);
@@ -101,6 +101,7 @@ static bool read_request(struct h_ctx *ctx, enum pref_action action, struct pref
 	r->operation_id = str(b, "operation_id");
 	r->expected_revision = num(b, "expected_revision"); /* null reads 0 */
 	r->expires_at = str(b, "expires_at");
+	r->expires_ms = RG_TIME_NONE;
 	if (r->expires_at) {
 		size_t n = strlen(r->expires_at);
 		/* The calendar date was checked with the body; UTC is required here. Whether it is
@@ -108,7 +109,7 @@ static bool read_request(struct h_ctx *ctx, enum pref_action action, struct pref
 		 * write can be retried after its expiry passed. */
 		if (!core_time_parse(r->expires_at, &r->expires_ms) ||
 		    (r->expires_at[n - 1] != 'Z' && r->expires_at[n - 1] != 'z')) {
-			h_invalid(ctx, "expires_at", "must be an RFC 3339 timestamp in UTC (ending in Z)");
+			h_invalid(ctx, "expires_at", FIELDS_REASON_UTC);
 			return false;
 		}
 	}
@@ -169,30 +170,30 @@ static enum rg_status decide(struct h_ctx *ctx, struct db_conn *c, const struct 
 		if (strcmp(str(op, "intent_hash"), intent) == 0)
 			answer(ctx, 200, "replayed", receipt_json(op), &j, j.revision);
 		else
-			h_problem(ctx, 409, "operation_conflict",
+			h_problem(ctx, PROBLEM_OPERATION_CONFLICT,
 				  "operation_id was already used with different arguments.", NULL);
 		goto out;
 	}
-	if (r->expires_ms && r->expires_ms <= now_ms()) {
-		h_invalid(ctx, "expires_at", "must be a timestamp in the future");
+	if (r->expires_ms != RG_TIME_NONE && r->expires_ms <= now_ms()) {
+		h_invalid(ctx, "expires_at", FIELDS_REASON_FUTURE);
 		goto out;
 	}
 	if (!h_if_match(ctx, j.revision ? j.revision : -1))
 		goto out;
 	switch (core_pref_check(&j, r)) {
 	case PREF_STALE:
-		h_problem(ctx, 409, "stale_revision",
+		h_problem(ctx, PROBLEM_STALE_REVISION,
 			  "expected_revision is not the journal's current revision.", NULL);
 		ctx->current_revision = j.revision ? j.revision : PROBLEM_NULL_REVISION;
 		goto out;
 	case PREF_UNKNOWN_KEY:
-		h_problem(ctx, 404, "not_found", "No preference with this key was remembered.", NULL);
+		h_problem(ctx, PROBLEM_NOT_FOUND, "No preference with this key was remembered.", NULL);
 		goto out;
 	case PREF_SOURCE_REUSED:
 		h_invalid(ctx, "source_ref", "must differ from the source_ref of the key's retirement");
 		goto out;
 	case PREF_CAPACITY:
-		h_problem(ctx, 422, "capacity_exceeded",
+		h_problem(ctx, PROBLEM_CAPACITY_EXCEEDED,
 			  "The journal holds at most 64 keys and 32 KiB; nothing is evicted.", NULL);
 		goto out;
 	case PREF_OK:
@@ -251,7 +252,7 @@ static void write_operation(struct h_ctx *ctx, enum pref_action action)
 	if (!read_request(ctx, action, &r))
 		return;
 	if (!core_pref_intent_hash(&r, intent)) {
-		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 		return;
 	}
 	bool execute = json_is_true(json_object_get(ctx->body, "execute"));

@@ -30,7 +30,7 @@ const struct field_spec h_provider_create_body[] = {
 	{.name = NULL},
 };
 
-const char *h_provider_create_check(const json_t *body, json_t *errors)
+enum rg_problem h_provider_create_check(const json_t *body, json_t *errors)
 {
 	const char *need =
 		core_provider_permission(json_string_value(json_object_get(body, "protocol")));
@@ -39,12 +39,12 @@ const char *h_provider_create_check(const json_t *body, json_t *errors)
 	const json_t *p;
 	json_array_foreach(perms, i, p) {
 		if (need && strcmp(json_string_value(p), need) == 0)
-			return NULL;
+			return PROBLEM_NONE;
 	}
 	char reason[96];
 	snprintf(reason, sizeof reason, "must hold %s for this protocol", need ? need : "?");
 	core_fields_error(errors, "permissions", reason);
-	return "validation_failed";
+	return PROBLEM_VALIDATION_FAILED;
 }
 
 const struct field_spec h_provider_patch_body[] = {
@@ -112,7 +112,7 @@ void h_provider_create(struct h_ctx *ctx)
 	db_release(ctx->pool, c);
 	free(perms);
 	if (st == RG_CONFLICT) {
-		h_problem(ctx, 409, "already_exists",
+		h_problem(ctx, PROBLEM_ALREADY_EXISTS,
 			  "A provider with this extension_id is already registered.", NULL);
 		return;
 	}
@@ -164,7 +164,7 @@ static enum rg_status refuse(struct h_ctx *ctx, struct db_conn *c, const char *i
 	if (st != RG_OK)
 		return st;
 	if (PQntuples(res) == 0)
-		h_problem(ctx, 404, "not_found", missing, NULL);
+		h_problem(ctx, PROBLEM_NOT_FOUND, missing, NULL);
 	else
 		h_stale(ctx, db_int(res, 0, DB_PROV_REVISION), if_match_first);
 	PQclear(res);
@@ -224,7 +224,7 @@ void h_provider_delete(struct h_ctx *ctx)
 		h_db_failed(ctx, st);
 		return;
 	}
-	if (ctx->problem_code == NULL)
+	if (ctx->problem_code == PROBLEM_NONE)
 		h_reply(ctx, 204, NULL);
 }
 

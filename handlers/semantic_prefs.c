@@ -10,8 +10,8 @@
 #include "handlers/handlers.h"
 #include "handlers/providers.h"
 
-static const char surface_reason[] =
-	"must match ^[a-z][a-z0-9_-]*(\\.[a-z][a-z0-9_-]*)+$";
+#define SURFACE_PATTERN "^[a-z][a-z0-9_-]*(\\.[a-z][a-z0-9_-]*)+$"
+static const char surface_reason[] = "must match " SURFACE_PATTERN;
 
 /* ---- config -------------------------------------------------------------------------- */
 
@@ -35,7 +35,7 @@ static const struct field_spec config_fields[] = {
 	{.name = "enabled", .type = F_BOOL, .required = true},
 	{.name = "provider", .type = F_OBJECT, .required = true, .sub = provider_fields},
 	{.name = "surfaces", .type = F_MAP, .required = true, .max = 64,
-	 .check = core_sp_surface_valid, .check_reason = surface_reason, .item = &surface},
+	 .check = core_sp_surface_valid, .key_pattern = SURFACE_PATTERN, .item = &surface},
 	{.name = NULL},
 };
 
@@ -112,7 +112,7 @@ const struct field_spec h_sp_recall_body[] = {
 	{.name = "surface", .type = F_STRING, .required = true, .min = 1, .max = 128,
 	 .check = core_sp_surface_valid, .check_reason = surface_reason},
 	{.name = "context", .type = F_MAP, .max = 32, .check = core_sp_context_key_valid,
-	 .check_reason = "must match ^[a-z][a-z0-9_-]{0,63}$", .item = &context_value},
+	 .key_pattern = "^[a-z][a-z0-9_-]{0,63}$", .item = &context_value},
 	{.name = NULL},
 };
 
@@ -217,7 +217,7 @@ void h_sp_recall(struct h_ctx *ctx)
 		PQclear(res);
 		json_decref(config);
 		json_decref(r.items);
-		h_invalid(ctx, "surface", "is not a surface of the semantic-preference config");
+		h_invalid(ctx, "surface", "must name a surface of the semantic-preference config");
 		return;
 	}
 	struct h_dispatch d;
@@ -248,7 +248,7 @@ void h_sp_recall(struct h_ctx *ctx)
 		return;
 	}
 	json_decref(r.items);
-	h_problem(ctx, 502, "semantic_preference_unavailable",
+	h_problem(ctx, PROBLEM_SEMANTIC_PREFERENCE_UNAVAILABLE,
 		  "The semantic-preference provider is unavailable and this surface fails closed.",
 		  NULL);
 	ctx->problem_extra = json_pack("{s:s}", "failure_kind", r.failure_kind);

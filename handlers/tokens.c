@@ -15,7 +15,7 @@ static bool scope_known(const char *s)
 
 static const struct field_spec scope_item = {
 	.type = F_STRING, .min = 1, .max = 64, .check = scope_known,
-	.check_reason = "is not a known scope"};
+	.check_reason = "must be a known scope"};
 
 const struct field_spec h_token_create_body[] = {
 	{.name = "name", .type = F_STRING, .required = true, .min = 1, .max = RG_MAX_ID_BYTES,
@@ -58,7 +58,7 @@ void h_token_create(struct h_ctx *ctx)
 
 	scopes_csv(json_object_get(ctx->body, "scopes"), csv, sizeof csv);
 	if (!core_new_token(token) || !core_new_id("tok_", token_id)) {
-		h_problem(ctx, 500, "internal", "The request could not be completed.", NULL);
+		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 		return;
 	}
 	core_sha256_hex(token, strlen(token), digest);
@@ -110,7 +110,7 @@ void h_token_delete(struct h_ctx *ctx)
 		st = db_token_delete(c, &actor, h_param(ctx, "token_id"), digest, &ctx->dberr);
 	db_release(ctx->pool, c);
 	if (st == RG_NOT_FOUND) {
-		h_problem(ctx, 404, "not_found", "No such token.", NULL);
+		h_problem(ctx, PROBLEM_NOT_FOUND, "No such token.", NULL);
 		return;
 	}
 	if (st != RG_OK) {

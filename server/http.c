@@ -51,7 +51,7 @@ struct request {
 	bool too_large;
 	size_t drained; /* bytes discarded after the cap */
 	int status;
-	const char *problem_code;
+	enum rg_problem problem_code;
 	struct db_error dberr;
 	struct router_match match; /* large: keep it last */
 };
@@ -111,12 +111,11 @@ static struct MHD_Response *json_response(json_t *body, const char *content_type
 }
 
 /* A problem answer; errors is borrowed. */
-static enum MHD_Result problem(struct request *r, unsigned status, const char *code,
-			       const char *detail, json_t *errors, long long current_revision,
-			       const char *allow)
+static enum MHD_Result problem(struct request *r, enum rg_problem code, const char *detail,
+			       json_t *errors, long long current_revision, const char *allow)
 {
-	json_t *body = core_problem_new((int)status, code, detail, r->request_id, errors,
-					current_revision);
+	unsigned status = (unsigned)core_problem_status(code);
+	json_t *body = core_problem_new(code, detail, r->request_id, errors, current_revision);
 	struct MHD_Response *resp = json_response(body, "application/problem+json; charset=utf-8");
 	json_decref(body);
 	if (resp == NULL)
@@ -131,12 +130,12 @@ static enum MHD_Result problem(struct request *r, unsigned status, const char *c
 }
 
 /* A handler's problem, with its extra members (e.g. source_identity on an assent 403). */
-static enum MHD_Result problem_with(struct request *r, unsigned status, const char *code,
+static enum MHD_Result problem_with(struct request *r, enum rg_problem code,
 				    const char *detail, json_t *errors, long long current_revision,
 				    json_t *extra)
 {
-	json_t *body = core_problem_new((int)status, code, detail, r->request_id, errors,
-					current_revision);
+	unsigned status = (unsigned)core_problem_status(code);
+	json_t *body = core_problem_new(code, detail, r->request_id, errors, current_revision);
 	if (body && extra)
 		json_object_update_missing(body, extra);
 	struct MHD_Response *resp = json_response(body, "application/problem+json; charset=utf-8");
@@ -203,7 +202,7 @@ static enum MHD_Result render(struct request *r, struct h_ctx *ctx)
 {
 	struct MHD_Response *resp;
 	if (ctx->problem_code)
-		return problem_with(r, (unsigned)ctx->status, ctx->problem_code, ctx->problem_detail,
+		return problem_with(r, ctx->problem_code, ctx->problem_detail,
 				    ctx->problem_errors, ctx->current_revision, ctx->problem_extra);
 	if (ctx->content_type) {
 		resp = MHD_create_response_from_buffer(ctx->raw_len, ctx->raw,
@@ -242,13 +241,13 @@ static bool authenticate(struct request *r, enum MHD_Result *ret)
 		return true;
 	}
 	if (st == RG_UNAVAILABLE)
-		*ret = problem(r, 503, "database_unavailable",
+		*ret = problem(r, PROBLEM_DATABASE_UNAVAILABLE,
 			       "The database is unavailable; retry later.", NULL, -1, NULL);
 	else if (st == RG_NOT_FOUND)
-		*ret = problem(r, 401, "unauthenticated", "A valid bearer token is required.", NULL,
+		*ret = problem(r, PROBLEM_UNAUTHENTICATED, "A valid bearer token is required.", NULL,
 			       -1, NULL);
 	else
-		*ret = problem(r, 500, "internal", "The request could not be completed.", NULL, -1,
+		*ret = problem(r, PROBLEM_INTERNAL, "The request could not be completed.", NULL, -1,
 			       NULL);
 	return false;
 }
@@ -268,48 +267,48 @@ static enum MHD_Result dispatch(struct request *r)
 	if (strcmp(r->method, "OPTIONS") == 0 && r->routed != ROUTER_NOT_FOUND)
 		return preflight(r);
 	if (r->routed == ROUTER_NOT_FOUND)
-		return problem(r, 404, "not_found", "No resource at this path.", NULL, -1, NULL);
+		return problem(r, PROBLEM_NOT_FOUND, "No resource at this path.", NULL, -1, NULL);
 	if (r->routed == ROUTER_METHOD_NOT_ALLOWED)
-		return problem(r, 405, "method_not_allowed", "This path does not support the method.",
+		return problem(r, PROBLEM_METHOD_NOT_ALLOWED, "This path does not support the method.",
 			       NULL, -1, r->match.allow);
 	if (!authenticate(r, &ret))
 		return ret;
 	if (r->too_large)
-		return problem(r, 413, "payload_too_large", "The body exceeds the size limit.", NULL,
+		return problem(r, PROBLEM_PAYLOAD_TOO_LARGE, "The body exceeds the size limit.", NULL,
 			       -1, NULL);
 	for (size_t i = 0; i < r->match.nparams; i++) {
 		if (!core_id_valid(r->match.params[i].value)) {
 			json_t *errors = json_array();
 			core_fields_error(errors, r->match.params[i].name,
 					  "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$");
-			ret = problem(r, 422, "validation_failed", "A path parameter is not valid.",
-				      errors, -1, NULL);
+			ret = problem(r, PROBLEM_VALIDATION_FAILED, NULL, errors, -1, NULL);
 			json_decref(errors);
 			return ret;
 		}
 	}
 	if (route->body) {
 		if (!json_content_type(header(r->conn, MHD_HTTP_HEADER_CONTENT_TYPE)))
-			return problem(r, 415, "unsupported_media_type",
+			return problem(r, PROBLEM_UNSUPPORTED_MEDIA_TYPE,
 				       "The body must be application/json.", NULL, -1, NULL);
 		body = core_json_parse_strict(r->body, r->body_len);
 		if (body == NULL)
-			return problem(r, 400, "invalid_json", "The body is not valid JSON.", NULL, -1,
+			return problem(r, PROBLEM_INVALID_JSON, "The body is not valid JSON.", NULL, -1,
 				       NULL);
 		json_t *errors = json_array();
 		enum fields_result fr = core_fields_validate(body, route->body, errors);
-		const char *code = fr == FIELDS_OK && route->check ? route->check(body, errors) : NULL;
+		enum rg_problem code =
+			fr == FIELDS_OK && route->check ? route->check(body, errors) : PROBLEM_NONE;
 		if (code) {
-			ret = problem(r, 422, code, "The body is not valid.", errors, -1, NULL);
+			ret = problem(r, code, NULL, errors, -1, NULL);
 			json_decref(errors);
 			json_decref(body);
 			return ret;
 		}
 		if (fr != FIELDS_OK) {
-			ret = problem(r, 422, fr == FIELDS_UNKNOWN ? "unknown_field" : "validation_failed",
-				      fr == FIELDS_UNKNOWN ? "The body has a field this endpoint does not accept."
-							   : "The body is not valid.",
-				      errors, -1, NULL);
+			ret = problem(r,
+				      fr == FIELDS_UNKNOWN ? PROBLEM_UNKNOWN_FIELD
+							   : PROBLEM_VALIDATION_FAILED,
+				      NULL, errors, -1, NULL);
 			json_decref(errors);
 			json_decref(body);
 			return ret;
@@ -317,9 +316,10 @@ static enum MHD_Result dispatch(struct request *r)
 		json_decref(errors);
 	}
 	if (route->scope != 0 && !core_scope_allows(who->scopes, route->scope)) {
+		char detail[192];
 		json_decref(body);
-		return problem(r, 403, "forbidden", "The token lacks the scope this endpoint needs.",
-			       NULL, -1, NULL);
+		core_scope_needed_detail(route->scope, detail, sizeof detail);
+		return problem(r, PROBLEM_FORBIDDEN, detail, NULL, -1, NULL);
 	}
 
 	struct h_ctx ctx = {
@@ -453,7 +453,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		unsigned lengths = 0;
 		MHD_get_connection_values(conn, MHD_HEADER_KIND, count_content_length, &lengths);
 		if (lengths > 1)
-			return problem(r, 400, "invalid_json", "Conflicting Content-Length headers.",
+			return problem(r, PROBLEM_INVALID_REQUEST, "Conflicting Content-Length headers.",
 				       NULL, -1, NULL);
 		if (cl && strtoull(cl, NULL, 10) > srv->cfg->max_body)
 			r->too_large = true;
@@ -492,7 +492,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		const char *route = r->route_index < srv->n_routes ? srv->routes[r->route_index].path
 								   : "unmatched";
 		metrics_observe(r->route_index, r->method, r->status, secs);
-		log_access(r->request_id, r->method, route, r->status, secs * 1000.0, r->problem_code,
+		log_access(r->request_id, r->method, route, r->status, secs * 1000.0,
+			   core_problem_code(r->problem_code),
 			   r->dberr.sqlstate, r->dberr.message);
 	}
 	free(r->body);

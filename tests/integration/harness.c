@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 
 #include <cmocka.h>
+#include "core/problem.h"
 #include <curl/curl.h>
 
 #ifndef RG_BIN_PATH
@@ -915,8 +916,12 @@ void it_expect_problem_at(const struct it_resp *r, long status, const char *code
 	if (!c || strcmp(c, code) != 0)
 		problem_fail(r, file, line, "wrong or missing `code`", status, code);
 	const char *title = it_json_str(r->json, "title");
-	if (!title || !*title)
-		problem_fail(r, file, line, "missing `title`", status, code);
+	const char *want_title = core_problem_title(core_problem_from_code(code));
+	if (!title || !want_title || strcmp(title, want_title) != 0)
+		problem_fail(r, file, line, "`title` is not the code's own title", status, code);
+	const char *detail = it_json_str(r->json, "detail");
+	if (!detail || !*detail)
+		problem_fail(r, file, line, "missing `detail`", status, code);
 	const char *rid = it_json_str(r->json, "request_id");
 	const char *hrid = it_resp_header(r, "X-Request-Id");
 	if (!rid || !*rid)

@@ -181,6 +181,10 @@ static void test_403_missing_scope(void **state)
 	it_request(&srv, "PUT", path, reader_a, "{\"expected_revision\":0,\"mode\":\"disabled\"}",
 		   NULL, &r);
 	IT_PROBLEM(&r, 403, "forbidden");
+	/* the 403 says which scope would do (scope names are public) */
+	IT_CHECK(strcmp(it_json_str(r.json, "detail"),
+			"This endpoint needs the scope memory:admin (admin implies every scope).") == 0,
+		 "403 detail: %s", it_json_str(r.json, "detail"));
 	it_resp_free(&r);
 	/* nothing was written */
 	it_request(&srv, "GET", path, admin_a, NULL, NULL, &r);
@@ -193,6 +197,9 @@ static void test_403_missing_scope(void **state)
 	for (size_t i = 0; i < 2; i++) {
 		it_request(&srv, "GET", "/v1/tokens", not_admin[i], NULL, NULL, &r);
 		IT_PROBLEM(&r, 403, "forbidden");
+		IT_CHECK(strcmp(it_json_str(r.json, "detail"),
+				"This endpoint needs the scope admin.") == 0,
+			 "403 detail: %s", it_json_str(r.json, "detail"));
 		it_resp_free(&r);
 		it_request(&srv, "POST", "/v1/tokens", not_admin[i],
 			   "{\"name\":\"x\",\"scopes\":[\"memory:read\"]}", NULL, &r);
@@ -206,6 +213,8 @@ static void test_403_missing_scope(void **state)
 	/* audit needs audit:read */
 	it_request(&srv, "GET", "/v1/audit", reader_a, NULL, NULL, &r);
 	IT_PROBLEM(&r, 403, "forbidden");
+	IT_CHECK(strstr(it_json_str(r.json, "detail"), "needs the scope audit:read") != NULL,
+		 "403 detail: %s", it_json_str(r.json, "detail"));
 	it_resp_free(&r);
 	it_request(&srv, "GET", "/v1/audit/verify", reader_a, NULL, NULL, &r);
 	IT_PROBLEM(&r, 403, "forbidden");

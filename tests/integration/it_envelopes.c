@@ -2312,7 +2312,7 @@ static void test_limits_envelope(void **state)
 	    {"receipt_chain[0]", "\"index\"", NULL},
 	    {"receipt_chain[0].tool", "5", NULL},
 	    {"quality_gates", "[]", NULL},
-	    {"quality_gates.readability", "true", NULL},
+	    {"quality_gates.readability", "true", "envelope.quality_gates[0]"}, /* by position */
 	    {"failure_code", "5", NULL},
 	};
 	for (size_t i = 0; i < sizeof wrong / sizeof *wrong; i++) {

@@ -2361,6 +2361,22 @@ static void test_limits(void **state)
 	post_source_raw(tok, "{\"source_kind\":", &r);
 	IT_PROBLEM(&r, 400, "invalid_json");
 	it_resp_free(&r);
+
+	/* ---- a label name is private: errors name a label by its position as sent, and no
+	 * label name reaches the answer or the log */
+	post_source_raw(tok,
+			"{\"source_kind\":\"note\",\"content\":\"x\",\"labels\":{\"team\":\"a\","
+			"\"qzsecretlabelname\":\"\",\"Qz Secret Label\":\"v\",\"qzsecretother\":7}}",
+			&r);
+	expect_422(&r, "validation_failed", "labels[1]", true, "an empty label value");
+	IT_CHECK(it_problem_has_field(&r, "labels[2]"), "bad label key not by position: %s", r.body);
+	IT_CHECK(it_problem_has_field(&r, "labels[3]"), "bad label value not by position: %s",
+		 r.body);
+	IT_CHECK(strstr(r.body, "qzsecret") == NULL && strstr(r.body, "Qz Secret") == NULL,
+		 "a label name in the 422: %s", r.body);
+	it_resp_free(&r);
+	IT_CHECK(!it_log_contains(&srv, "qzsecret") && !it_log_contains(&srv, "Qz Secret"),
+		 "a label name in the log");
 	json_t *all = list_all(tok, "/v1/memory/sources");
 	IT_CHECK(json_array_size(all) == created, "%zu sources stored, expected %zu",
 		 json_array_size(all), created);

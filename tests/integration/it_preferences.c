@@ -1688,6 +1688,9 @@ static void test_expiry(void **state)
 	    "2099-01-01T00:00:00+00:00",
 	    "2099-01-01T00:00:00",
 	    past,
+	    /* the epoch is a past instant like any other, not "never expires" */
+	    "1970-01-01T00:00:00Z",
+	    "1970-01-01T00:00:00.000Z",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		struct pw c = {M_STMT "-bad-exp",

@@ -818,6 +818,17 @@ static void test_recall_request(void **state)
 	}
 	free(v500);
 	free(v501);
+	/* a context key is private: errors name it by position as sent, never by its text */
+	recall(sp_a, S_DEFAULT,
+	       json_pack("{s:s, s:s, s:i}", "repo", "v", "QzSecretCtxKey", "v", "qzsecretctx", 7), &r);
+	IT_422(&r, "validation_failed", "context[1]", true, "a bad context key");
+	IT_CHECK(it_problem_has_field(&r, "context[2]"), "bad context value not by position: %s",
+		 r.body);
+	IT_CHECK(strstr(r.body, "ecretCtx") == NULL && strstr(r.body, "qzsecretctx") == NULL,
+		 "a context key in the 422: %s", r.body);
+	it_resp_free(&r);
+	IT_CHECK(!it_log_contains(&srv, "ecretCtx") && !it_log_contains(&srv, "qzsecretctx"),
+		 "a context key in the log");
 	it_request(&srv, "POST", "/v1/semantic-preferences/recall", sp_a, "{}", NULL, &r);
 	IT_422(&r, "validation_failed", "surface", true, "surface missing");
 	it_resp_free(&r);

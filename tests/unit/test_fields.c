@@ -74,7 +74,7 @@ static bool has_error(const json_t *errors, const char *field, const char *reaso
 	return false;
 }
 
-/* Every errors[] entry is exactly {field: string, reason: non-empty string}. */
+/* Every errors[] entry is exactly {field: string, reason: a "must ..." phrase}. */
 static bool errors_well_formed(const json_t *errors)
 {
 	size_t i;
@@ -83,7 +83,9 @@ static bool errors_well_formed(const json_t *errors)
 		if (!json_is_object(e) || json_object_size(e) != 2 ||
 		    !json_is_string(json_object_get(e, "field")) ||
 		    !json_is_string(json_object_get(e, "reason")) ||
-		    json_string_length(json_object_get(e, "reason")) == 0)
+		    json_string_length(json_object_get(e, "reason")) == 0 ||
+		    /* one wording: every reason completes "<field> must ..." */
+		    strncmp(json_string_value(json_object_get(e, "reason")), "must ", 5) != 0)
 			return false;
 	}
 	return true;
@@ -138,9 +140,9 @@ static void test_required(void **state)
 {
 	(void)state;
 	static const struct fcase cases[] = {
-		{"{}", FIELDS_INVALID, "req", "is required"},
-		{"{\"s\": \"ab\"}", FIELDS_INVALID, "req", "is required"},
-		{"{\"req\": 1, \"a\": {}}", FIELDS_INVALID, "a.b", "is required"},
+		{"{}", FIELDS_INVALID, "req", "must be present"},
+		{"{\"s\": \"ab\"}", FIELDS_INVALID, "req", "must be present"},
+		{"{\"req\": 1, \"a\": {}}", FIELDS_INVALID, "a.b", "must be present"},
 		{"{\"req\": null}", FIELDS_INVALID, "req", "must not be null"},
 		{"{\"req\": -1}", FIELDS_INVALID, "req", "between"},
 	};
@@ -178,7 +180,7 @@ static void test_string_check_callback(void **state)
 	static const struct fcase cases[] = {
 		{"{\"req\": 1, \"c\": \"xyz\"}", FIELDS_OK, NULL, NULL},
 		{"{\"req\": 1, \"c\": \"abc\"}", FIELDS_INVALID, "c", "must start with x"},
-		{"{\"req\": 1, \"plain_check\": \"abc\"}", FIELDS_INVALID, "plain_check", "is not valid"},
+		{"{\"req\": 1, \"plain_check\": \"abc\"}", FIELDS_INVALID, "plain_check", "must pass this field's rule"},
 		{"{\"req\": 1, \"plain_check\": \"x\"}", FIELDS_OK, NULL, NULL},
 	};
 	run_cases(cases, N_ELEMS(cases));
@@ -308,7 +310,7 @@ static void test_array(void **state)
 		{"{\"req\": 1, \"list\": [{\"c\": 1}, {\"c\": 2}, {\"c\": 3}]}", FIELDS_OK, NULL, NULL},
 		{"{\"req\": 1, \"list\": [{\"c\": 1}, {\"c\": 2}, {\"c\": \"x\"}]}", FIELDS_INVALID,
 		 "list[2].c", "must be an integer"},
-		{"{\"req\": 1, \"list\": [{\"c\": 1}, {}]}", FIELDS_INVALID, "list[1].c", "is required"},
+		{"{\"req\": 1, \"list\": [{\"c\": 1}, {}]}", FIELDS_INVALID, "list[1].c", "must be present"},
 		{"{\"req\": 1, \"list\": [{\"c\": 1}, 5]}", FIELDS_INVALID, "list[1]",
 		 "must be an object"},
 		/* no item spec: anything goes; no bounds: empty passes */
@@ -344,7 +346,7 @@ static void test_required_nullable_counts_as_present(void **state)
 	static const struct fcase cases[] = {
 		{"{\"v\": null}", FIELDS_OK, NULL, NULL},
 		{"{\"v\": 3}", FIELDS_OK, NULL, NULL},
-		{"{}", FIELDS_INVALID, "v", "is required"},
+		{"{}", FIELDS_INVALID, "v", "must be present"},
 	};
 	for (size_t i = 0; i < N_ELEMS(cases); i++) {
 		json_t *body = json_loads(cases[i].body, 0, NULL);
@@ -358,14 +360,14 @@ static void test_unknown_fields(void **state)
 {
 	(void)state;
 	static const struct fcase cases[] = {
-		{"{\"req\": 1, \"extra\": 1}", FIELDS_UNKNOWN, "extra", "unknown field"},
-		{"{\"extra\": 1}", FIELDS_UNKNOWN, "extra", "unknown field"},
-		{"{\"Req\": 1, \"req\": 1}", FIELDS_UNKNOWN, "Req", "unknown field"},
-		{"{\"req\": 1, \"a\": {\"b\": 1, \"zz\": 2}}", FIELDS_UNKNOWN, "a.zz", "unknown field"},
+		{"{\"req\": 1, \"extra\": 1}", FIELDS_UNKNOWN, "extra", "must not be sent"},
+		{"{\"extra\": 1}", FIELDS_UNKNOWN, "extra", "must not be sent"},
+		{"{\"Req\": 1, \"req\": 1}", FIELDS_UNKNOWN, "Req", "must not be sent"},
+		{"{\"req\": 1, \"a\": {\"b\": 1, \"zz\": 2}}", FIELDS_UNKNOWN, "a.zz", "must not be sent"},
 		{"{\"req\": 1, \"list\": [{\"c\": 1, \"q\": 0}]}", FIELDS_UNKNOWN, "list[0].q",
-		 "unknown field"},
+		 "must not be sent"},
 		/* unknown wins over other errors in the result, both are listed */
-		{"{\"req\": \"x\", \"extra\": 1}", FIELDS_UNKNOWN, "extra", "unknown field"},
+		{"{\"req\": \"x\", \"extra\": 1}", FIELDS_UNKNOWN, "extra", "must not be sent"},
 		{"{\"req\": \"x\", \"extra\": 1}", FIELDS_UNKNOWN, "req", "must be an integer"},
 	};
 	run_cases(cases, N_ELEMS(cases));
@@ -379,8 +381,8 @@ static void test_every_unknown_field_is_named(void **state)
 	assert_non_null(body);
 	assert_int_equal(core_fields_validate(body, spec, errors), FIELDS_UNKNOWN);
 	assert_int_equal(json_array_size(errors), 2);
-	assert_true(has_error(errors, "one", "unknown field"));
-	assert_true(has_error(errors, "two", "unknown field"));
+	assert_true(has_error(errors, "one", "must not be sent"));
+	assert_true(has_error(errors, "two", "must not be sent"));
 	json_decref(errors);
 	json_decref(body);
 }
@@ -393,7 +395,7 @@ static void test_several_errors_are_all_reported(void **state)
 	assert_non_null(body);
 	assert_int_equal(core_fields_validate(body, spec, errors), FIELDS_INVALID);
 	assert_int_equal(json_array_size(errors), 4);
-	assert_true(has_error(errors, "req", "is required"));
+	assert_true(has_error(errors, "req", "must be present"));
 	assert_true(has_error(errors, "s", "at least"));
 	assert_true(has_error(errors, "i", "between"));
 	assert_true(has_error(errors, "mode", "must be one of"));
@@ -426,7 +428,7 @@ static void test_errors_are_appended(void **state)
 	assert_int_equal(core_fields_validate(body, spec, errors), FIELDS_INVALID);
 	assert_int_equal(json_array_size(errors), 2);
 	assert_true(has_error(errors, "earlier", "already there"));
-	assert_true(has_error(errors, "req", "is required"));
+	assert_true(has_error(errors, "req", "must be present"));
 	json_decref(body);
 	json_decref(errors);
 }

@@ -215,6 +215,29 @@ static void test_scope_allows(void **state)
 	assert_true(core_scope_allows(RG_SCOPE_NONE, 0));
 }
 
+/* A 403 names the scope the endpoint needs (scope names are public). */
+static void test_scope_needed_detail(void **state)
+{
+	(void)state;
+	char d[192];
+	core_scope_needed_detail(RG_SCOPE_MEMORY_WRITE, d, sizeof d);
+	assert_string_equal(d, "This endpoint needs the scope memory:write (admin implies every scope).");
+	core_scope_needed_detail(RG_SCOPE_ADMIN, d, sizeof d);
+	assert_string_equal(d, "This endpoint needs the scope admin.");
+	core_scope_needed_detail(RG_SCOPE_MEMORY_READ | RG_SCOPE_AUDIT_READ, d, sizeof d);
+	assert_string_equal(d, "This endpoint needs the scopes memory:read, audit:read "
+			       "(admin implies every scope).");
+	for (unsigned i = 0; i < RG_SCOPE_COUNT; i++) {
+		core_scope_needed_detail(1u << i, d, sizeof d);
+		assert_non_null(strstr(d, core_scope_name(i)));
+	}
+	core_scope_needed_detail((1u << RG_SCOPE_COUNT) - 1, d, sizeof d); /* every name: cut */
+	assert_true(strlen(d) < sizeof d);
+	char tiny[8];
+	core_scope_needed_detail(RG_SCOPE_EVENTS_READ, tiny, sizeof tiny);
+	assert_string_equal(tiny, "This en");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -226,6 +249,7 @@ int main(void)
 		cmocka_unit_test(test_scopes_csv_all_fourteen),
 		cmocka_unit_test(test_scopes_csv_names_the_bad_item),
 		cmocka_unit_test(test_scope_allows),
+		cmocka_unit_test(test_scope_needed_detail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

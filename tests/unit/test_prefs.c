@@ -4,20 +4,22 @@
 #include <jansson.h>
 
 #include "core/prefs.h"
+#include "core/timefmt.h"
 
 #define NOW 1800000000000LL /* 2027-01-15T08:00:00Z */
 
 static struct pref_request remember(const char *key, const char *statement, const char *ref,
 				    const char *quote, const char *op, int64_t expected)
 {
-	struct pref_request r = {PREF_REMEMBER, key, statement, ref, quote, op, NULL, 0, expected};
+	struct pref_request r = {PREF_REMEMBER, key, statement, ref, quote, op, NULL, RG_TIME_NONE,
+				 expected};
 	return r;
 }
 
 static struct pref_request retire(const char *key, const char *ref, const char *quote,
 				  const char *op, int64_t expected)
 {
-	struct pref_request r = {PREF_RETIRE, key, NULL, ref, quote, op, NULL, 0, expected};
+	struct pref_request r = {PREF_RETIRE, key, NULL, ref, quote, op, NULL, RG_TIME_NONE, expected};
 	return r;
 }
 
@@ -222,6 +224,9 @@ static void test_view(void **state)
 	assert_string_equal(json_string_value(json_object_get(json_array_get(e, 0), "statement")), "A");
 	assert_string_equal(json_string_value(json_object_get(json_array_get(e, 0), "expires_at")),
 			    "2027-01-15T08:00:01.000Z");
+	/* no expiry is null, and never expires */
+	assert_true(json_is_null(json_object_get(json_array_get(e, 1), "expires_at")));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(e, 1), "state")), "active");
 	assert_string_equal(json_string_value(json_object_get(json_array_get(e, 2), "state")), "retired");
 	assert_true(json_is_null(json_object_get(json_array_get(e, 2), "statement")));
 	assert_string_equal(json_string_value(json_object_get(json_array_get(e, 2), "source_ref")), "rc2");
@@ -233,6 +238,19 @@ static void test_view(void **state)
 	e = json_object_get(v, "entries");
 	assert_string_equal(json_string_value(json_object_get(json_array_get(e, 0), "state")), "expired");
 	assert_true(json_is_null(json_object_get(json_array_get(e, 0), "statement")));
+	json_decref(v);
+
+	/* The epoch is a real instant, not "no expiry": it is past, shown as itself. */
+	struct pref_request z = remember("z.epoch", "Z", "rz", "qz", "op-z", 4);
+	z.expires_at = "1970-01-01T00:00:00Z";
+	z.expires_ms = 0;
+	apply(&j, &z);
+	v = view_of(&j, NOW);
+	e = json_object_get(v, "entries");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(e, 3), "key")), "z.epoch");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(e, 3), "state")), "expired");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(e, 3), "expires_at")),
+			    "1970-01-01T00:00:00.000Z");
 	json_decref(v);
 }
 

@@ -13,7 +13,7 @@ static const char *str(const json_t *p, const char *key)
 static void test_shape(void **state)
 {
 	(void)state;
-	json_t *p = core_problem_new(409, "stale_revision", "The revision moved.", "req_1", NULL, -1);
+	json_t *p = core_problem_new(PROBLEM_STALE_REVISION, "The revision moved.", "req_1", NULL, -1);
 	assert_non_null(p);
 	assert_string_equal(str(p, "type"), "urn:recallgate:problem:stale_revision");
 	assert_string_equal(str(p, "title"), "Stale revision");
@@ -28,7 +28,8 @@ static void test_shape(void **state)
 	json_decref(p);
 }
 
-static void test_titles(void **state)
+/* API.md §0's codes keep their statuses. */
+static void test_contract_codes(void **state)
 {
 	(void)state;
 	static const struct {
@@ -41,39 +42,76 @@ static void test_titles(void **state)
 		{"payload_too_large", 413}, {"unsupported_media_type", 415},
 		{"validation_failed", 422}, {"unknown_field", 422}, {"capacity_exceeded", 422},
 		{"rate_limited", 429}, {"database_unavailable", 503}, {"internal", 500},
+		{"invalid_request", 400}, {"uri_too_long", 414}, {"headers_too_large", 431},
+		{"shutting_down", 503}, {"too_many_streams", 503},
 	};
 	for (size_t i = 0; i < N_ELEMS(codes); i++) {
-		const char *title = core_problem_title(codes[i].code);
-		assert_non_null(title);
-		/* every code of API.md has its own title, not the fallback */
-		assert_string_not_equal(title, "Request failed");
-		json_t *p = core_problem_new(codes[i].status, codes[i].code, NULL, "r", NULL, -1);
-		assert_non_null(p);
-		char type[128];
-		snprintf(type, sizeof type, "urn:recallgate:problem:%s", codes[i].code);
-		assert_string_equal(str(p, "type"), type);
-		assert_string_equal(str(p, "title"), title);
-		assert_string_equal(str(p, "code"), codes[i].code);
-		assert_int_equal(json_integer_value(json_object_get(p, "status")), codes[i].status);
-		json_decref(p);
+		enum rg_problem p = core_problem_from_code(codes[i].code);
+		if (p == PROBLEM_NONE)
+			print_error("%s is not in the problem table\n", codes[i].code);
+		assert_int_not_equal(p, PROBLEM_NONE);
+		assert_int_equal(core_problem_status(p), codes[i].status);
 	}
-	assert_string_equal(core_problem_title("not_found"), "Not found");
-	assert_string_equal(core_problem_title("no_such_code"), "Request failed");
+	assert_int_equal(core_problem_from_code("no_such_code"), PROBLEM_NONE);
+	assert_int_equal(core_problem_from_code(NULL), PROBLEM_NONE);
 }
 
-static void test_detail_defaults_to_title(void **state)
+/* Every code the service can answer is an enum value of the one table, so walking the
+ * table walks every code: each has its own title, a status, a default detail. */
+static void test_every_code_has_its_own_title(void **state)
 {
 	(void)state;
-	json_t *p = core_problem_new(404, "not_found", NULL, "req_x", NULL, -1);
+	assert_null(core_problem_title(PROBLEM_NONE));
+	assert_null(core_problem_code(PROBLEM_COUNT));
+	assert_int_equal(core_problem_status(PROBLEM_NONE), 0);
+	assert_null(core_problem_new(PROBLEM_NONE, NULL, "r", NULL, -1));
+	for (int i = PROBLEM_NONE + 1; i < PROBLEM_COUNT; i++) {
+		enum rg_problem p = (enum rg_problem)i;
+		const char *code = core_problem_code(p), *title = core_problem_title(p);
+		const char *detail = core_problem_default_detail(p);
+		assert_non_null(code);
+		assert_non_null(title);
+		assert_non_null(detail);
+		assert_true(strspn(code, "abcdefghijklmnopqrstuvwxyz_") == strlen(code));
+		assert_int_equal(core_problem_from_code(code), p);
+		assert_true(core_problem_status(p) >= 400 && core_problem_status(p) <= 599);
+		assert_true(strlen(title) > 0 && strlen(detail) > 0);
+		assert_string_not_equal(title, "Request failed");
+		assert_int_equal(detail[strlen(detail) - 1], '.');
+		for (int j = PROBLEM_NONE + 1; j < i; j++) {
+			if (strcmp(core_problem_title((enum rg_problem)j), title) == 0)
+				print_error("%s and %s share the title \"%s\"\n", code,
+					    core_problem_code((enum rg_problem)j), title);
+			assert_string_not_equal(core_problem_title((enum rg_problem)j), title);
+		}
+		json_t *doc = core_problem_new(p, NULL, "r", NULL, -1);
+		assert_non_null(doc);
+		char type[128];
+		snprintf(type, sizeof type, "urn:recallgate:problem:%s", code);
+		assert_string_equal(str(doc, "type"), type);
+		assert_string_equal(str(doc, "title"), title);
+		assert_string_equal(str(doc, "detail"), detail);
+		assert_string_equal(str(doc, "code"), code);
+		assert_int_equal(json_integer_value(json_object_get(doc, "status")),
+				 core_problem_status(p));
+		json_decref(doc);
+	}
+	assert_string_equal(core_problem_title(PROBLEM_NOT_FOUND), "Not found");
+}
+
+static void test_detail_defaults_to_the_codes(void **state)
+{
+	(void)state;
+	json_t *p = core_problem_new(PROBLEM_NOT_FOUND, NULL, "req_x", NULL, -1);
 	assert_non_null(p);
-	assert_string_equal(str(p, "detail"), "Not found");
+	assert_string_equal(str(p, "detail"), "No such resource.");
 	json_decref(p);
 }
 
 static void test_request_id_always_present(void **state)
 {
 	(void)state;
-	json_t *p = core_problem_new(500, "internal", "Internal error.", NULL, NULL, -1);
+	json_t *p = core_problem_new(PROBLEM_INTERNAL, "Internal error.", NULL, NULL, -1);
 	assert_non_null(p);
 	assert_true(json_is_string(json_object_get(p, "request_id")));
 	assert_string_equal(str(p, "request_id"), "");
@@ -84,7 +122,7 @@ static void test_errors_only_when_non_empty(void **state)
 {
 	(void)state;
 	json_t *empty = json_array();
-	json_t *p = core_problem_new(422, "validation_failed", "x", "r", empty, -1);
+	json_t *p = core_problem_new(PROBLEM_VALIDATION_FAILED, "x", "r", empty, -1);
 	assert_non_null(p);
 	assert_null(json_object_get(p, "errors"));
 	json_decref(p);
@@ -92,7 +130,7 @@ static void test_errors_only_when_non_empty(void **state)
 
 	json_t *errors = json_pack("[{s:s, s:s}]", "field", "a.b[2].c", "reason", "is required");
 	assert_non_null(errors);
-	p = core_problem_new(422, "validation_failed", "x", "r", errors, -1);
+	p = core_problem_new(PROBLEM_VALIDATION_FAILED, "x", "r", errors, -1);
 	assert_non_null(p);
 	json_t *got = json_object_get(p, "errors");
 	assert_true(json_is_array(got));
@@ -112,17 +150,17 @@ static void test_current_revision_only_when_not_negative(void **state)
 	(void)state;
 	static const long long revs[] = {0, 1, 42, 9007199254740993LL};
 	for (size_t i = 0; i < N_ELEMS(revs); i++) {
-		json_t *p = core_problem_new(409, "stale_revision", "x", "r", NULL, revs[i]);
+		json_t *p = core_problem_new(PROBLEM_STALE_REVISION, "x", "r", NULL, revs[i]);
 		assert_non_null(p);
 		json_t *cr = json_object_get(p, "current_revision");
 		assert_true(json_is_integer(cr));
 		assert_true(json_integer_value(cr) == revs[i]);
 		json_decref(p);
 	}
-	json_t *p = core_problem_new(409, "stale_revision", "x", "r", NULL, -1);
+	json_t *p = core_problem_new(PROBLEM_STALE_REVISION, "x", "r", NULL, -1);
 	assert_null(json_object_get(p, "current_revision"));
 	json_decref(p);
-	p = core_problem_new(409, "stale_revision", "x", "r", NULL, -5);
+	p = core_problem_new(PROBLEM_STALE_REVISION, "x", "r", NULL, -5);
 	assert_null(json_object_get(p, "current_revision"));
 	json_decref(p);
 }
@@ -131,7 +169,7 @@ static void test_errors_and_revision_together(void **state)
 {
 	(void)state;
 	json_t *errors = json_pack("[{s:s, s:s}]", "field", "mode", "reason", "must be one of");
-	json_t *p = core_problem_new(409, "stale_revision", "x", "r", errors, 7);
+	json_t *p = core_problem_new(PROBLEM_STALE_REVISION, "x", "r", errors, 7);
 	assert_non_null(p);
 	assert_int_equal(json_object_size(p), 8);
 	assert_int_equal(json_integer_value(json_object_get(p, "current_revision")), 7);
@@ -143,7 +181,7 @@ static void test_errors_and_revision_together(void **state)
 static void test_serialises_as_json(void **state)
 {
 	(void)state;
-	json_t *p = core_problem_new(404, "not_found", "No such thread.", "req_abc", NULL, -1);
+	json_t *p = core_problem_new(PROBLEM_NOT_FOUND, "No such thread.", "req_abc", NULL, -1);
 	char *s = json_dumps(p, JSON_SORT_KEYS | JSON_COMPACT);
 	assert_non_null(s);
 	assert_string_equal(s, "{\"code\":\"not_found\",\"detail\":\"No such thread.\","
@@ -157,8 +195,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shape),
-		cmocka_unit_test(test_titles),
-		cmocka_unit_test(test_detail_defaults_to_title),
+		cmocka_unit_test(test_contract_codes),
+		cmocka_unit_test(test_every_code_has_its_own_title),
+		cmocka_unit_test(test_detail_defaults_to_the_codes),
 		cmocka_unit_test(test_request_id_always_present),
 		cmocka_unit_test(test_errors_only_when_non_empty),
 		cmocka_unit_test(test_current_revision_only_when_not_negative),
