@@ -91,6 +91,9 @@ def fenced_blocks(path):
             elif line.strip() == fence:
                 blocks.append(Block(lang, "\n".join(buf), start))
                 fence = None
+            elif line.startswith("```"):
+                raise Failure(f"{path}:{n}: a fence inside the block opened at line {start} "
+                              "(is that block closed?)")
             else:
                 buf.append(line)
     if fence is not None:
