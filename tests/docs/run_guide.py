@@ -285,28 +285,38 @@ def match(exp, act, path):
 
 
 def match_list(exp, act, path):
-    first_error = []
+    errors = []  # (index of the shown item, message)
+
+    def depth(msg):
+        return msg.split(":", 1)[0].count(".") + msg.split(":", 1)[0].count("[")
 
     def go(i, j):
         if i == len(exp):
             if j == len(act):
                 return True
-            first_error.append(f"{path}: {len(act) - j} more item(s) than shown (or add …)")
+            errors.append((i, f"{path}: {len(act) - j} more item(s) than shown (or add …)"))
             return False
         if exp[i] is REST:
             return any(go(i + 1, k) for k in range(j, len(act) + 1))
         if j == len(act):
-            first_error.append(f"{path}: fewer items than shown ({len(act)})")
+            errors.append((i, f"{path}: no item left for the one shown at position {i}"))
             return False
         m = match(exp[i], act[j], f"{path}[{j}]")
         if m:
-            first_error.append(m)
+            errors.append((i, m))
             return False
         return go(i + 1, j + 1)
 
     if go(0, 0):
         return None
-    return first_error[0] if first_error else f"{path}: the array does not match"
+    if not errors:
+        return f"{path}: the array does not match"
+    worst = max(i for i, _ in errors)
+    msgs = [m for i, m in errors if i == worst]
+    best = max(msgs, key=depth)
+    if worst > 0 and exp[worst - 1] is REST:
+        return f"{path}: no item matches the one shown at position {worst} (closest: {best})"
+    return best
 
 
 class Expected:
