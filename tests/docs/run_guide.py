@@ -663,7 +663,11 @@ def main():
                            (GUIDE_FAKE, os.path.abspath(args.fake))]}
         for page in guide_pages(guide):
             n0 = counts["examples"]
-            f = run_page(page, env, root, work, counts)
+            try:
+                f = run_page(page, env, root, work, counts)
+            except Failure as e:  # the rest of this page cannot run; the next pages can
+                print(f"docs_guide: FAIL: {e}", flush=True)
+                f = 1
             failures += f
             print(f"docs_guide: {os.path.relpath(page, root)}: {counts['examples'] - n0} examples, "
                   f"{f} failed", flush=True)
