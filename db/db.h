@@ -47,6 +47,12 @@ enum rg_status db_pool_open(const char *url, unsigned size, unsigned acquire_tim
 			    struct db_pool **out) RG_MUSTCHECK;
 void db_pool_close(struct db_pool *pool);
 void db_pool_get_stats(struct db_pool *pool, struct db_pool_stats *out);
+/* true when err says every connection was busy for the whole acquire timeout (the database
+ * itself may be fine), not that the database could not be reached. */
+bool db_error_is_pool_busy(const struct db_error *err);
+/* Counts a request that waited for a connection longer than the acquire timeout elsewhere
+ * (in a queue in front of the pool). */
+void db_pool_count_acquire_timeout(struct db_pool *pool);
 
 /* Borrows a connection (waits at most the acquire timeout; reconnects a lost one).
  * RG_UNAVAILABLE when none could be had. */

@@ -39,6 +39,9 @@ struct db_pool {
 	struct db_conn *conns;
 };
 
+/* The one db_acquire failure that says nothing about the database itself. */
+#define POOL_BUSY_MESSAGE "connection pool exhausted"
+
 /* libpq's messages end with a newline and may hold tabs: an error line must stay one line.
  * Control characters become spaces, runs of spaces one, and trailing spaces go. */
 static void one_line(char *s)
@@ -158,6 +161,17 @@ void db_pool_get_stats(struct db_pool *p, struct db_pool_stats *out)
 	out->acquire_timeouts = atomic_load(&p->timeouts);
 }
 
+bool db_error_is_pool_busy(const struct db_error *err)
+{
+	return err->status == RG_UNAVAILABLE && err->sqlstate[0] == '\0' &&
+	       strcmp(err->message, POOL_BUSY_MESSAGE) == 0;
+}
+
+void db_pool_count_acquire_timeout(struct db_pool *p)
+{
+	atomic_fetch_add(&p->timeouts, 1);
+}
+
 /* Server notices ("relation already exists, skipping") are not errors and not ours to print. */
 static void ignore_notice(void *arg, const char *message)
 {
@@ -242,7 +256,7 @@ static struct db_conn *claim(struct db_pool *p)
 enum rg_status db_acquire(struct db_pool *p, struct db_conn **out, struct db_error *err)
 {
 	if (!take_ticket(p)) {
-		set_error(err, RG_UNAVAILABLE, "", "connection pool exhausted");
+		set_error(err, RG_UNAVAILABLE, "", POOL_BUSY_MESSAGE);
 		return RG_UNAVAILABLE;
 	}
 	struct db_conn *c = claim(p);

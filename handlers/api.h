@@ -58,6 +58,15 @@ struct h_call_report {
 	long long latency_ms;
 };
 
+/* Where server/ runs a route's handler. */
+enum h_lane {
+	H_LANE_WORKER = 0, /* a worker thread: it may block on the database */
+	H_LANE_INLINE,     /* the I/O thread: it never blocks (no database, no provider) */
+	H_LANE_ELASTIC,    /* a lane that grows a thread per waiting request, for work that waits
+			    * on something other than the pool: a provider (up to its deadline),
+			    * a readiness probe (which must not queue behind busy workers) */
+};
+
 struct h_route {
 	const char *method;             /* "GET", "PUT", ... */
 	const char *path;               /* template: "/v1/threads/{thread_id}/memory-mode" */
@@ -67,6 +76,7 @@ struct h_route {
 	/* Rules across fields, run with the field checks (before the scope check): appends to
 	 * errors and returns the problem code (422), or PROBLEM_NONE when the body is fine. */
 	enum rg_problem (*check)(const json_t *body, json_t *errors);
+	enum h_lane lane;
 };
 
 struct h_ctx {
@@ -85,6 +95,11 @@ struct h_ctx {
 	unsigned scopes;
 	/* services the composition root provides */
 	struct db_pool *pool;
+	/* The connection server/ borrowed to verify the token, or NULL: h_db_acquire hands it to
+	 * the handler's first acquire, so a request borrows from the pool once. server/
+	 * releases it if the handler never takes it. */
+	struct db_conn *held;
+	bool shutting_down; /* SIGTERM came: the instance drains (readiness answers 503) */
 	const char *(*query)(const struct h_ctx *ctx, const char *name); /* query argument */
 	void (*token_deleted)(const char *sha256_hex); /* drop from the verification cache */
 	char *(*metrics_text)(size_t *len);            /* new: free() it */

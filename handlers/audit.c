@@ -100,10 +100,10 @@ void h_audit_verify(struct h_ctx *ctx)
 	struct db_conn *c = NULL;
 	if (!read_filters(ctx, &type, &id))
 		return;
-	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK)
 		st = db_audit_verify(c, ctx->tenant_id, type, id, &v, &ctx->dberr);
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
 		return;

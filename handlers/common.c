@@ -58,9 +58,24 @@ void h_db_failed(struct h_ctx *ctx, enum rg_status st)
 		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 }
 
+enum rg_status h_db_acquire(struct h_ctx *ctx, struct db_conn **c)
+{
+	if (ctx->held) {
+		*c = ctx->held;
+		ctx->held = NULL;
+		return RG_OK;
+	}
+	return db_acquire(ctx->pool, c, &ctx->dberr);
+}
+
+void h_db_release(struct h_ctx *ctx, struct db_conn *c)
+{
+	db_release(ctx->pool, c);
+}
+
 bool h_acquire(struct h_ctx *ctx, struct db_conn **c)
 {
-	enum rg_status st = db_acquire(ctx->pool, c, &ctx->dberr);
+	enum rg_status st = h_db_acquire(ctx, c);
 	if (st != RG_OK)
 		h_db_failed(ctx, st);
 	return st == RG_OK;
@@ -124,10 +139,10 @@ void h_list(struct h_ctx *ctx, const struct h_list_query *q)
 	struct db_conn *c = NULL;
 	if (!h_page(ctx, q->default_limit, H_PAGE_MAX, &limit, &after))
 		return;
-	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK)
 		st = q->fetch(ctx, c, q->arg, after, limit, &res);
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
 		return;
@@ -146,10 +161,10 @@ PGresult *h_fetch_by_id(struct h_ctx *ctx, h_by_id_fn fetch, const char *id,
 {
 	PGresult *res = NULL;
 	struct db_conn *c = NULL;
-	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK)
 		st = fetch(c, ctx->tenant_id, id, &res, &ctx->dberr);
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
 		return NULL;

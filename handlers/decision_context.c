@@ -159,11 +159,11 @@ void h_dc_retrieve(struct h_ctx *ctx)
 	char *text = NULL;
 	json_t *receipt = NULL;
 
-	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK)
 		st = db_provider_candidates(c, ctx->tenant_id, RG_PROTO_DC, explicit_id, &res,
 					    &ctx->dberr);
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	c = NULL;
 	if (st != RG_OK)
 		goto out;
@@ -180,10 +180,10 @@ void h_dc_retrieve(struct h_ctx *ctx)
 	}
 	receipt = receipt_json(ctx, receipt_id, &d, explicit_id, &r);
 	text = receipt ? json_dumps(receipt, JSON_COMPACT) : NULL;
-	st = text ? db_acquire(ctx->pool, &c, &ctx->dberr) : RG_NOMEM;
+	st = text ? h_db_acquire(ctx, &c) : RG_NOMEM;
 	if (st == RG_OK)
 		st = db_dc_receipt_put(c, ctx->tenant_id, receipt_id, text, &ctx->dberr);
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 out:
 	free(text);
 	if (st != RG_OK) {

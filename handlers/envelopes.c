@@ -232,7 +232,7 @@ void h_snapshot_put(struct h_ctx *ctx)
 	PGresult *res = NULL;
 	int64_t revision = 0;
 	bool if_match_first;
-	enum rg_status st = files_json ? db_acquire(ctx->pool, &c, &ctx->dberr) : RG_NOMEM;
+	enum rg_status st = files_json ? h_db_acquire(ctx, &c) : RG_NOMEM;
 	if (st != RG_OK)
 		goto out;
 	if (h_guard_write(ctx, expected, &if_match_first))
@@ -247,7 +247,7 @@ void h_snapshot_put(struct h_ctx *ctx)
 			h_stale_row(ctx, res, 0, if_match_first);
 	}
 out:
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	PQclear(res);
 	free(files_json);
 	if (h_answered(ctx, st))
@@ -360,7 +360,7 @@ void h_envelope_create(struct h_ctx *ctx)
 	h_etag(ctx, 1);
 	h_reply(ctx, 201, envelope_json(id, 1, &v, ws_id, ws_revision, created, created));
 out:
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	core_env_verdict_free(&v);
 	free(body);
 	free(codes);
@@ -407,7 +407,7 @@ void h_envelope_verify(struct h_ctx *ctx)
 	char *ws_id = db_null(res, 0, 2) ? NULL : strdup(PQgetvalue(res, 0, 2));
 	int64_t created = db_int(res, 0, 7);
 	PQclear(res);
-	enum rg_status st = env ? db_acquire(ctx->pool, &c, &ctx->dberr) : RG_ERROR;
+	enum rg_status st = env ? h_db_acquire(ctx, &c) : RG_ERROR;
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
 		goto out;
@@ -431,7 +431,7 @@ void h_envelope_verify(struct h_ctx *ctx)
 						 updated));
 	}
 out:
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	core_env_verdict_free(&v);
 	json_decref(env);
 	free(ws_id);

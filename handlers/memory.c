@@ -304,7 +304,7 @@ void h_source_create(struct h_ctx *ctx)
 	if (!h_acquire(ctx, &c))
 		goto out;
 	enum rg_status st = db_mem_admit(c, &actor, &s, &out, &ctx->dberr);
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
 		goto out;
@@ -484,7 +484,7 @@ void h_source_classify(struct h_ctx *ctx)
 		return;
 	enum rg_status st = db_mem_classify(c, &actor, id, expected, classification, &out,
 					    &ctx->dberr);
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
 	} else if (!refused(ctx, &out, if_match_first, "source")) {
@@ -534,7 +534,7 @@ void h_source_readback(struct h_ctx *ctx)
 	if (!h_acquire(ctx, &c))
 		return;
 	json_t *o = readback(ctx, c, h_param(ctx, "source_id"), &st);
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (st != RG_OK)
 		h_db_failed(ctx, st);
 	else if (o == NULL)
@@ -567,7 +567,7 @@ void h_source_revoke(struct h_ctx *ctx)
 		enum rg_status rb_st;
 		rb = readback(ctx, c, id, &rb_st);
 	}
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
 	} else if (!refused(ctx, &out, if_match_first, "source")) {
@@ -607,7 +607,7 @@ void h_derivative_create(struct h_ctx *ctx)
 		return;
 	enum rg_status st = db_mem_derive(c, &actor, id, kind, ids, revisions, n, content, hash,
 					  &out, &ctx->dberr);
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
 	} else if (!refused(ctx, &out, false, "upstream record")) {
@@ -659,7 +659,7 @@ void h_memory_search(struct h_ctx *ctx)
 					  str(ctx->body, "thread_id"), kinds,
 					  int_or(ctx->body, "limit", RG_MEM_SEARCH_LIMIT_DEFAULT), &res,
 					  &ctx->dberr);
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
 		return;
@@ -688,7 +688,7 @@ void h_memory_explain(struct h_ctx *ctx)
 		return;
 	enum rg_status st = db_mem_explain(c, ctx->tenant_id, query, str(ctx->body, "thread_id"),
 					   kinds, RG_MEM_EXPLAIN_MAX + 1, &res, &ctx->dberr);
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
 		return;
@@ -767,7 +767,7 @@ void h_memory_context(struct h_ctx *ctx)
 		st = stored ? db_receipt_put(c, ctx->tenant_id, receipt_id, stored, &ctx->dberr)
 			    : RG_NOMEM;
 	}
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	PQclear(res);
 	free(stored);
 	if (st != RG_OK) {
@@ -856,7 +856,7 @@ void h_assent_grant(struct h_ctx *ctx)
 		return;
 	enum rg_status st = db_assent_grant(c, &actor, id, owner, identity, expires_ms, &out,
 					    &ctx->dberr);
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
 		return;
@@ -902,7 +902,7 @@ void h_assent_revoke(struct h_ctx *ctx)
 		h_reply(ctx, 200, assent_json(res));
 	}
 out:
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	PQclear(res);
 	if (st != RG_OK)
 		h_db_failed(ctx, st);

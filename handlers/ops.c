@@ -1,4 +1,6 @@
 /* Operations (API.md §1): no authentication. */
+#include <stdatomic.h>
+
 #include "db/embedded.h"
 #include "db/migrate.h"
 #include "handlers/common.h"
@@ -9,13 +11,27 @@ void h_healthz(struct h_ctx *ctx)
 	h_reply(ctx, 200, json_pack("{s:s}", "status", "ok"));
 }
 
+/* Whether the last check that reached the database found the migrations current. */
+static atomic_bool last_ready;
+
 void h_readyz(struct h_ctx *ctx)
 {
+	if (ctx->shutting_down) {
+		h_reply(ctx, 503,
+			json_pack("{s:s, s:s}", "status", "not_ready", "reason", "shutting_down"));
+		return;
+	}
 	struct db_conn *c = NULL;
-	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
-	if (st == RG_OK)
+	enum rg_status st = h_db_acquire(ctx, &c);
+	if (st == RG_OK) {
 		st = db_migrations_current(c, &ctx->dberr);
-	db_release(ctx->pool, c);
+		atomic_store(&last_ready, st == RG_OK);
+	} else if (db_error_is_pool_busy(&ctx->dberr) && atomic_load(&last_ready)) {
+		/* Every connection is at work: the database answers, it is only busy. Readiness
+		 * must not flap under load, or a gateway pulls every instance at once. */
+		st = RG_OK;
+	}
+	h_db_release(ctx, c);
 	if (st == RG_OK) {
 		h_reply(ctx, 200, json_pack("{s:s}", "status", "ready"));
 		return;

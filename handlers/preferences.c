@@ -256,14 +256,14 @@ static void write_operation(struct h_ctx *ctx, enum pref_action action)
 		return;
 	}
 	bool execute = json_is_true(json_object_get(ctx->body, "execute"));
-	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	enum rg_status st = h_db_acquire(ctx, &c);
 	/* A lost race (the journal moved, or the operation id was taken meanwhile) is decided
 	 * again on a fresh read: it then answers stale, replayed or conflict. */
 	for (int attempt = 0; st == RG_OK || st == RG_STALE || st == RG_CONFLICT; attempt++) {
 		if (attempt == PREF_WRITE_ATTEMPTS || (st = decide(ctx, c, &r, intent, execute)) == RG_OK)
 			break;
 	}
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (st != RG_OK && !ctx->problem_code && ctx->reply == NULL)
 		h_db_failed(ctx, st);
 }
@@ -284,10 +284,10 @@ void h_pref_view(struct h_ctx *ctx)
 	struct pref_journal j;
 	PGresult *loaded = NULL;
 	struct db_conn *c = NULL;
-	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK)
 		st = db_pref_load(c, &scope, NULL, &loaded, &ctx->dberr);
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		/* An unreadable journal is unavailable, never empty. */
 		h_db_failed(ctx, st);

@@ -106,10 +106,10 @@ void h_provider_create(struct h_ctx *ctx)
 	struct db_actor actor = h_actor(ctx);
 	struct db_conn *c = NULL;
 	PGresult *res = NULL;
-	enum rg_status st = perms ? db_acquire(ctx->pool, &c, &ctx->dberr) : RG_NOMEM;
+	enum rg_status st = perms ? h_db_acquire(ctx, &c) : RG_NOMEM;
 	if (st == RG_OK)
 		st = db_provider_create(c, &actor, &p, &res, &ctx->dberr);
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	free(perms);
 	if (st == RG_CONFLICT) {
 		h_problem(ctx, PROBLEM_ALREADY_EXISTS,
@@ -190,13 +190,13 @@ void h_provider_patch(struct h_ctx *ctx)
 	PGresult *res = NULL;
 	bool if_match_first;
 	bool may_write = h_guard_write(ctx, p.expected_revision, &if_match_first);
-	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK) {
 		st = may_write ? db_provider_patch(c, &actor, &p, &res, &ctx->dberr) : RG_STALE;
 		if (st == RG_STALE)
 			st = refuse(ctx, c, p.extension_id, if_match_first);
 	}
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (st != RG_OK)
 		h_db_failed(ctx, st);
 	else if (res != NULL)
@@ -211,7 +211,7 @@ void h_provider_delete(struct h_ctx *ctx)
 	struct db_conn *c = NULL;
 	int64_t expected = 0;
 	enum h_if_match im = h_if_match_revision(ctx, &expected);
-	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK) {
 		st = im == H_IF_MATCH_INVALID ? RG_STALE
 					       : db_provider_delete(c, &actor, id, expected,
@@ -219,7 +219,7 @@ void h_provider_delete(struct h_ctx *ctx)
 		if (st == RG_STALE)
 			st = refuse(ctx, c, id, true);
 	}
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
 		return;
@@ -340,7 +340,7 @@ void h_provider_doctor(struct h_ctx *ctx)
 
 	struct db_actor actor = h_actor(ctx);
 	struct db_conn *c = NULL;
-	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK) {
 		st = db_provider_doctor_record(c, &actor, id, revision, reason == NULL, reason,
 					       &ctx->dberr);
@@ -349,7 +349,7 @@ void h_provider_doctor(struct h_ctx *ctx)
 		if (st == RG_STALE)
 			st = refuse(ctx, c, id, false);
 	}
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (h_answered(ctx, st))
 		return;
 	h_reply(ctx, 200,

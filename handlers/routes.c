@@ -3,15 +3,22 @@
 #include "core/ids.h"
 #include "handlers/handlers.h"
 
-#define ROUTE(method, path, handler, scope) {method, path, handler, scope, NULL, NULL}
+#define ROUTE(method, path, handler, scope) \
+	{method, path, handler, scope, NULL, NULL, H_LANE_WORKER}
 #define ROUTE_BODY(method, path, handler, scope, body, check) \
-	{method, path, handler, scope, body, check}
+	{method, path, handler, scope, body, check, H_LANE_WORKER}
+/* Answered on the I/O thread: no database, no provider, nothing that can block. */
+#define ROUTE_INLINE(method, path, handler) {method, path, handler, 0, NULL, NULL, H_LANE_INLINE}
+/* Waits on a provider, or must not queue behind busy workers: the elastic lane, so that a hung
+ * provider holds no worker. */
+#define ROUTE_ELASTIC(method, path, handler, scope, body) \
+	{method, path, handler, scope, body, NULL, H_LANE_ELASTIC}
 
 const struct h_route h_routes[] = {
-	ROUTE("GET", "/healthz", h_healthz, 0),
-	ROUTE("GET", "/readyz", h_readyz, 0),
-	ROUTE("GET", "/metrics", h_metrics, 0),
-	ROUTE("GET", "/openapi.yaml", h_openapi, 0),
+	ROUTE_INLINE("GET", "/healthz", h_healthz),
+	ROUTE_ELASTIC("GET", "/readyz", h_readyz, 0, NULL),
+	ROUTE_INLINE("GET", "/metrics", h_metrics),
+	ROUTE_INLINE("GET", "/openapi.yaml", h_openapi),
 
 	ROUTE_BODY("POST", "/v1/tokens", h_token_create, RG_SCOPE_ADMIN, h_token_create_body, NULL),
 	ROUTE("GET", "/v1/tokens", h_token_list, RG_SCOPE_ADMIN),
@@ -81,11 +88,11 @@ const struct h_route h_routes[] = {
 		   RG_SCOPE_PROVIDERS_ADMIN, h_provider_patch_body, NULL),
 	ROUTE("DELETE", "/v1/providers/{extension_id}", h_provider_delete,
 	      RG_SCOPE_PROVIDERS_ADMIN),
-	ROUTE("POST", "/v1/providers/{extension_id}/doctor", h_provider_doctor,
-	      RG_SCOPE_PROVIDERS_ADMIN),
+	ROUTE_ELASTIC("POST", "/v1/providers/{extension_id}/doctor", h_provider_doctor,
+		       RG_SCOPE_PROVIDERS_ADMIN, NULL),
 
-	ROUTE_BODY("POST", "/v1/decision-context/retrieve", h_dc_retrieve,
-		   RG_SCOPE_DECISION_CONTEXT_READ, h_dc_retrieve_body, NULL),
+	ROUTE_ELASTIC("POST", "/v1/decision-context/retrieve", h_dc_retrieve,
+		       RG_SCOPE_DECISION_CONTEXT_READ, h_dc_retrieve_body),
 	ROUTE("GET", "/v1/decision-context/receipts/{receipt_id}", h_dc_receipt_get,
 	      RG_SCOPE_DECISION_CONTEXT_READ),
 	ROUTE("POST", "/v1/decision-context/sync", h_dc_sync, RG_SCOPE_DECISION_CONTEXT_READ),
@@ -94,8 +101,8 @@ const struct h_route h_routes[] = {
 	      RG_SCOPE_SEMANTIC_PREFERENCES_USE),
 	ROUTE_BODY("PUT", "/v1/semantic-preferences/config", h_sp_config_put,
 		   RG_SCOPE_SEMANTIC_PREFERENCES_USE, h_sp_config_body, NULL),
-	ROUTE_BODY("POST", "/v1/semantic-preferences/recall", h_sp_recall,
-		   RG_SCOPE_SEMANTIC_PREFERENCES_USE, h_sp_recall_body, NULL),
+	ROUTE_ELASTIC("POST", "/v1/semantic-preferences/recall", h_sp_recall,
+		       RG_SCOPE_SEMANTIC_PREFERENCES_USE, h_sp_recall_body),
 	ROUTE_BODY("POST", "/v1/semantic-preferences/receipts/application",
 		   h_sp_application_receipt, RG_SCOPE_SEMANTIC_PREFERENCES_USE,
 		   h_sp_application_body, NULL),

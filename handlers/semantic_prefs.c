@@ -59,10 +59,10 @@ void h_sp_config_get(struct h_ctx *ctx)
 {
 	struct db_conn *c = NULL;
 	PGresult *res = NULL;
-	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK)
 		st = db_sp_config_get(c, ctx->tenant_id, &res, &ctx->dberr);
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
 		return;
@@ -84,7 +84,7 @@ void h_sp_config_put(struct h_ctx *ctx)
 	PGresult *res = NULL;
 	int64_t revision = 0;
 	bool if_match_first;
-	enum rg_status st = text ? db_acquire(ctx->pool, &c, &ctx->dberr) : RG_NOMEM;
+	enum rg_status st = text ? h_db_acquire(ctx, &c) : RG_NOMEM;
 	if (st == RG_OK) {
 		st = h_guard_write(ctx, expected, &if_match_first)
 			     ? db_sp_config_put(c, &actor, expected, text, &revision, &ctx->dberr)
@@ -95,7 +95,7 @@ void h_sp_config_put(struct h_ctx *ctx)
 				h_stale_row(ctx, res, 0, if_match_first);
 		}
 	}
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	PQclear(res);
 	free(text);
 	if (h_answered(ctx, st))
@@ -194,10 +194,10 @@ void h_sp_recall(struct h_ctx *ctx)
 	PGresult *res = NULL;
 	json_t *config = NULL;
 	json_error_t e;
-	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK)
 		st = db_sp_recall_read(c, ctx->tenant_id, &res, &ctx->dberr);
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		json_decref(r.items);
 		h_db_failed(ctx, st);

@@ -26,10 +26,10 @@ void h_memory_mode_get(struct h_ctx *ctx)
 	const char *thread_id = h_param(ctx, "thread_id");
 	struct db_conn *c = NULL;
 	struct db_thread_mode m;
-	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK)
 		st = db_thread_mode_get(c, ctx->tenant_id, thread_id, &m, &ctx->dberr);
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
 		return;
@@ -60,7 +60,7 @@ void h_memory_mode_put(struct h_ctx *ctx)
 	bool if_match_first;
 	bool may_write = h_guard_write(ctx, expected, &if_match_first);
 
-	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st != RG_OK)
 		goto out;
 	/* If-Match and expected_revision must both name the current revision: when they differ
@@ -73,7 +73,7 @@ void h_memory_mode_put(struct h_ctx *ctx)
 	if (st == RG_STALE)
 		st = refuse(ctx, c, thread_id, if_match_first);
 out:
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (h_answered(ctx, st))
 		return;
 	h_etag(ctx, m.revision);

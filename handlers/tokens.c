@@ -62,11 +62,11 @@ void h_token_create(struct h_ctx *ctx)
 		return;
 	}
 	core_sha256_hex(token, strlen(token), digest);
-	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK)
 		st = db_token_create(c, &actor, token_id, name, csv, digest, &created_ms,
 				     &ctx->dberr);
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
 		return;
@@ -105,10 +105,10 @@ void h_token_delete(struct h_ctx *ctx)
 	char digest[RG_SHA256_HEX_LEN + 1];
 	struct db_actor actor = h_actor(ctx);
 	struct db_conn *c = NULL;
-	enum rg_status st = db_acquire(ctx->pool, &c, &ctx->dberr);
+	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK)
 		st = db_token_delete(c, &actor, h_param(ctx, "token_id"), digest, &ctx->dberr);
-	db_release(ctx->pool, c);
+	h_db_release(ctx, c);
 	if (st == RG_NOT_FOUND) {
 		h_problem(ctx, PROBLEM_NOT_FOUND, "No such token.", NULL);
 		return;

@@ -101,33 +101,51 @@ void auth_forget(const char *sha256_hex)
 	pthread_rwlock_unlock(&s->lock);
 }
 
-enum rg_status auth_verify(struct db_pool *pool, const char *authorization,
-			   struct auth_principal *out, struct db_error *err)
+/* The token's digest from an Authorization header value; false when the header is missing
+ * or holds anything this service never issues (refused without a database query). */
+static bool token_digest(const char *authorization, unsigned char digest[32])
 {
-	unsigned char digest[32];
-	char hex[65];
 	if (authorization == NULL || strncasecmp(authorization, "Bearer ", 7) != 0)
-		return RG_NOT_FOUND;
+		return false;
 	const char *token = authorization + 7;
 	while (*token == ' ')
 		token++;
-	/* Anything this service never issues is refused without a database query. */
 	if (!core_token_shape_valid(token))
-		return RG_NOT_FOUND;
+		return false;
 	core_sha256(token, strlen(token), digest);
+	return true;
+}
+
+enum rg_status auth_verify_cached(const char *authorization, struct auth_principal *out)
+{
+	unsigned char digest[32];
+	if (!token_digest(authorization, digest))
+		return RG_NOT_FOUND;
+	return cache_get(digest, out) ? RG_OK : RG_RETRY;
+}
+
+enum rg_status auth_verify(struct db_pool *pool, const char *authorization,
+			   struct auth_principal *out, struct db_conn **conn, struct db_error *err)
+{
+	unsigned char digest[32];
+	char hex[65];
+	*conn = NULL;
+	if (!token_digest(authorization, digest))
+		return RG_NOT_FOUND;
 	if (cache_get(digest, out))
 		return RG_OK;
 
 	unsigned long long seen = atomic_load(&revocations);
 	core_hex(digest, 32, hex);
-	struct db_conn *c = NULL;
 	struct db_token t;
-	enum rg_status st = db_acquire(pool, &c, err);
+	enum rg_status st = db_acquire(pool, conn, err);
 	if (st == RG_OK)
-		st = db_token_by_hash(c, hex, &t, err);
-	db_release(pool, c);
-	if (st != RG_OK)
+		st = db_token_by_hash(*conn, hex, &t, err);
+	if (st != RG_OK) {
+		db_release(pool, *conn);
+		*conn = NULL;
 		return st;
+	}
 	memset(out, 0, sizeof *out);
 	snprintf(out->tenant_id, sizeof out->tenant_id, "%s", t.tenant_id);
 	snprintf(out->token_id, sizeof out->token_id, "%s", t.token_id);

@@ -17,10 +17,18 @@ struct auth_principal {
 void auth_init(void);
 void auth_shutdown(void);
 
+/* Verifies an Authorization header value without the database, for the I/O threads. RG_OK
+ * fills *out (a cached token); RG_NOT_FOUND for a missing or malformed header (→ 401);
+ * RG_RETRY when only the database can say (call auth_verify from a worker). */
+enum rg_status auth_verify_cached(const char *authorization,
+				  struct auth_principal *out) RG_MUSTCHECK;
 /* Verifies an Authorization header value. RG_OK fills *out; RG_NOT_FOUND for a missing,
- * malformed, unknown or deleted token (→ 401); RG_UNAVAILABLE when the database cannot say. */
+ * malformed, unknown or deleted token (→ 401); RG_UNAVAILABLE when the database cannot say.
+ * When it had to ask the database, *conn is the connection it borrowed, still held for the
+ * request's handler (the caller releases it); else NULL. */
 enum rg_status auth_verify(struct db_pool *pool, const char *authorization,
-			   struct auth_principal *out, struct db_error *err) RG_MUSTCHECK;
+			   struct auth_principal *out, struct db_conn **conn,
+			   struct db_error *err) RG_MUSTCHECK;
 
 /* Drops a token (by hex SHA-256) from this instance's cache. */
 void auth_forget(const char *sha256_hex);

@@ -17,6 +17,8 @@ struct rg_config {
 	unsigned max_connections;
 	unsigned db_pool;
 	unsigned connection_timeout;
+	unsigned connection_memory;
+	unsigned drain_timeout;
 	unsigned long max_body;
 	unsigned db_acquire_timeout_ms;
 	enum log_level log_level;

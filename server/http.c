@@ -18,12 +18,20 @@
 #include "core/problem.h"
 #include "handlers/api.h"
 #include "server/auth.h"
+#include "server/lanes.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/outbound.h"
 #include "server/router.h"
 
 #define DRAIN_FACTOR 8
+#define HTTP_IO_THREADS 2
+/* Provider calls wait up to their deadline; each waits on a thread of its own. */
+#define HTTP_ELASTIC_LANE_MAX 1024
+/* The drain ends once nothing was in flight for this long (or at its deadline). */
+#define HTTP_QUIET_MS 200
+/* After the lanes stopped: time for their last answers to be sent. */
+#define HTTP_FLUSH_MS 500
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -31,7 +39,11 @@ struct http_server {
 	struct db_pool *pool;
 	const struct h_route *routes;
 	size_t n_routes;
+	struct lane *workers; /* handlers that may block on the database: one per connection */
+	struct lane *elastic; /* handlers that wait on providers, and readiness */
 	atomic_int in_flight;
+	atomic_bool draining;
+	atomic_llong drain_deadline_ms; /* CLOCK_MONOTONIC; valid once draining */
 };
 
 /* One per request: made on libmicrohttpd's first call, freed in the completion callback
@@ -53,8 +65,21 @@ struct request {
 	int status;
 	enum rg_problem problem_code;
 	struct db_error dberr;
+	/* The answer, made on any thread, queued by the I/O thread (MHD_queue_response may only
+	 * be called from the access handler). */
+	struct MHD_Response *resp;
+	bool on_lane;         /* a lane runs dispatch: the database may be used */
+	bool lane_done;       /* the lane finished and resumed the connection */
+	struct db_conn *held; /* borrowed by authentication, handed to the handler */
 	struct router_match match; /* large: keep it last */
 };
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static const char *header(struct MHD_Connection *c, const char *name)
 {
@@ -84,14 +109,28 @@ static void add_common_headers(struct request *r, struct MHD_Response *resp)
 	}
 }
 
-/* Queues resp (consumed) with status. */
+/* Keeps resp (consumed) as the answer with status; flush queues it. After SIGTERM every answer
+ * closes its connection, so that kept-alive clients move to another instance. */
 static enum MHD_Result queue(struct request *r, unsigned status, struct MHD_Response *resp)
 {
 	if (resp == NULL)
 		return MHD_NO;
 	add_common_headers(r, resp);
+	if (atomic_load(&r->srv->draining))
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	r->status = (int)status;
-	enum MHD_Result ret = MHD_queue_response(r->conn, status, resp);
+	r->resp = resp;
+	return MHD_YES;
+}
+
+/* On the I/O thread: queues the answer that queue kept; MHD_NO (close) when there is none. */
+static enum MHD_Result flush(struct request *r)
+{
+	struct MHD_Response *resp = r->resp;
+	if (resp == NULL)
+		return MHD_NO;
+	r->resp = NULL;
+	enum MHD_Result ret = MHD_queue_response(r->conn, (unsigned)r->status, resp);
 	MHD_destroy_response(resp);
 	return ret;
 }
@@ -228,14 +267,20 @@ static enum MHD_Result render(struct request *r, struct h_ctx *ctx)
 	return queue(r, (unsigned)ctx->status, resp);
 }
 
-/* Verifies the bearer token once per request (on the first call when the body can be
- * refused unread). false after queuing the answer (401, 503 or 500) in *ret. */
+/* Verifies the bearer token once per request: from the cache on the I/O thread (on the
+ * first call, so that a refused token's body is never read), with the database on a lane,
+ * whose borrowed connection the handler then uses. false after keeping the answer (401, 503
+ * or 500) in *ret; on the I/O thread also when only the database can say (no answer kept). */
 static bool authenticate(struct request *r, enum MHD_Result *ret)
 {
 	if (r->authenticated || r->match.route->scope == 0)
 		return true;
-	enum rg_status st = auth_verify(r->srv->pool, header(r->conn, "Authorization"), &r->who,
-					&r->dberr);
+	const char *authorization = header(r->conn, "Authorization");
+	enum rg_status st = r->on_lane ? auth_verify(r->srv->pool, authorization, &r->who,
+						     &r->held, &r->dberr)
+				       : auth_verify_cached(authorization, &r->who);
+	if (st == RG_RETRY && !r->on_lane)
+		return false;
 	if (st == RG_OK) {
 		r->authenticated = true;
 		return true;
@@ -335,6 +380,8 @@ static enum MHD_Result dispatch(struct request *r)
 		.token_name = who->name,
 		.scopes = who->scopes,
 		.pool = srv->pool,
+		.held = r->held,
+		.shutting_down = atomic_load(&srv->draining),
 		.query = ctx_query,
 		.token_deleted = auth_forget,
 		.metrics_text = ctx_metrics,
@@ -344,6 +391,9 @@ static enum MHD_Result dispatch(struct request *r)
 		.current_revision = -1,
 	};
 	route->handler(&ctx);
+	if (ctx.held) /* the handler needed no database */
+		db_release(srv->pool, ctx.held);
+	r->held = NULL;
 	ret = render(r, &ctx);
 	r->dberr = ctx.dberr;
 	json_decref(ctx.reply);
@@ -433,6 +483,65 @@ static enum MHD_Result count_content_length(void *cls, enum MHD_ValueKind kind, 
 	return MHD_YES;
 }
 
+/* On a lane: runs dispatch (the database and providers may be used), then hands the
+ * connection back to its I/O thread, which queues the answer. What has not started by the
+ * end of the drain is answered 503 shutting_down. */
+static void run_on_lane(void *arg)
+{
+	struct request *r = arg;
+	struct http_server *srv = r->srv;
+	if (atomic_load(&srv->draining) && mono_ms() >= atomic_load(&srv->drain_deadline_ms))
+		(void)problem(r, PROBLEM_SHUTTING_DOWN, NULL, NULL, -1, NULL);
+	else
+		(void)dispatch(r);
+	if (r->held) { /* refused before the handler took it */
+		db_release(srv->pool, r->held);
+		r->held = NULL;
+	}
+	r->lane_done = true;
+	MHD_resume_connection(r->conn);
+}
+
+/* From a lane's watchdog: no thread took the request within the acquire timeout, so no
+ * database connection would have either. */
+static void expire_on_lane(void *arg)
+{
+	struct request *r = arg;
+	db_pool_count_acquire_timeout(r->srv->pool);
+	snprintf(r->dberr.message, sizeof r->dberr.message, "no worker free within %u ms",
+		 r->srv->cfg->db_acquire_timeout_ms);
+	(void)problem(r, PROBLEM_DATABASE_UNAVAILABLE, NULL, NULL, -1, NULL);
+	r->lane_done = true;
+	MHD_resume_connection(r->conn);
+}
+
+/* Suspends the connection and hands the request to its lane. */
+static enum MHD_Result to_lane(struct request *r)
+{
+	struct http_server *srv = r->srv;
+	struct lane *lane = r->match.route && r->match.route->lane == H_LANE_ELASTIC
+				    ? srv->elastic
+				    : srv->workers;
+	r->on_lane = true;
+	MHD_suspend_connection(r->conn);
+	if (!lane_submit(lane, run_on_lane, expire_on_lane, r)) {
+		(void)problem(r, PROBLEM_SHUTTING_DOWN, NULL, NULL, -1, NULL);
+		r->lane_done = true;
+		MHD_resume_connection(r->conn);
+	}
+	return MHD_YES;
+}
+
+/* Whether dispatch can run on the I/O thread: it must not block. */
+static bool dispatch_inline(const struct request *r)
+{
+	if (r->routed != ROUTER_FOUND || strcmp(r->method, "OPTIONS") == 0)
+		return true; /* 404, 405, a preflight */
+	if (r->match.route->scope != 0 && !r->authenticated)
+		return false; /* the token needs the database */
+	return r->too_large || r->match.route->lane == H_LANE_INLINE;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **con_cls)
@@ -452,18 +561,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		const char *cl = header(conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		unsigned lengths = 0;
 		MHD_get_connection_values(conn, MHD_HEADER_KIND, count_content_length, &lengths);
-		if (lengths > 1)
-			return problem(r, PROBLEM_INVALID_REQUEST, "Conflicting Content-Length headers.",
-				       NULL, -1, NULL);
+		if (lengths > 1) {
+			(void)problem(r, PROBLEM_INVALID_REQUEST, "Conflicting Content-Length headers.",
+				      NULL, -1, NULL);
+			return flush(r);
+		}
 		if (cl && strtoull(cl, NULL, 10) > srv->cfg->max_body)
 			r->too_large = true;
-		if (r->routed != ROUTER_FOUND || r->too_large)
-			return dispatch(r);
 		enum MHD_Result ret;
-		if (!authenticate(r, &ret))
-			return ret;
+		if (r->routed == ROUTER_FOUND && !authenticate(r, &ret) && r->resp)
+			return flush(r); /* refused from the cache alone (a missing or bad header) */
+		if (r->routed != ROUTER_FOUND || r->too_large) {
+			if (!dispatch_inline(r))
+				return to_lane(r);
+			(void)dispatch(r);
+			return flush(r);
+		}
 		return MHD_YES;
 	}
+	if (r->lane_done)
+		return flush(r); /* resumed: the lane's answer */
 	if (*upload_data_size > 0) {
 		if (r->status == 0 && !append_body(r, upload_data, *upload_data_size))
 			return MHD_NO;
@@ -472,7 +589,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (r->status != 0)
 		return MHD_YES; /* already answered (early 413) */
-	return dispatch(r);
+	if (!dispatch_inline(r))
+		return to_lane(r);
+	(void)dispatch(r);
+	return flush(r);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -573,8 +693,19 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 		free(srv);
 		return false;
 	}
-	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-			 MHD_USE_AUTO | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	/* A few epoll I/O threads hold every connection (an idle one costs its memory pool and
+	 * no thread); blocking work goes to the lanes through suspend/resume. */
+	if (!lane_start("workers", cfg->db_pool, cfg->db_pool, cfg->db_acquire_timeout_ms,
+			&srv->workers) ||
+	    !lane_start("elastic", 1, HTTP_ELASTIC_LANE_MAX, cfg->db_acquire_timeout_ms,
+			&srv->elastic)) {
+		lane_stop(srv->workers);
+		freeaddrinfo(ai);
+		free(srv);
+		return false;
+	}
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC |
+			 MHD_USE_ERROR_LOG;
 	if (ai->ai_family == AF_INET6) /* [::] serves IPv4 too, whatever net.ipv6.bindv6only says */
 		flags |= MHD_USE_DUAL_STACK;
 	srv->daemon = MHD_start_daemon(
@@ -583,6 +714,8 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 		MHD_OPTION_SOCK_ADDR, ai->ai_addr,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->connection_timeout,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_IO_THREADS,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->connection_memory,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 		MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
 		MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
@@ -591,6 +724,8 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 	if (srv->daemon == NULL) {
 		char addr[sizeof cfg->host + 8];
 		log_error(NULL, "cannot listen on %s", cfg_addr_format(cfg, addr, sizeof addr));
+		lane_stop(srv->elastic);
+		lane_stop(srv->workers);
 		free(srv);
 		return false;
 	}
@@ -598,17 +733,41 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 	return true;
 }
 
+/* Sleeps in 10 ms steps until nothing has been in flight for quiet_ms, or the monotonic clock
+ * reaches `until`. The quiet time lets a kept-alive client whose last answer just left send
+ * its next request and get it answered with Connection: close, rather than find its
+ * connection closed under it. */
+static void wait_in_flight(struct http_server *srv, long long until, long long quiet_ms)
+{
+	long long busy_at = mono_ms();
+	for (long long now = busy_at; now < until && now - busy_at < quiet_ms; now = mono_ms()) {
+		if (atomic_load(&srv->in_flight) > 0)
+			busy_at = now;
+		struct timespec ts = {0, 10 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+}
+
 void http_stop(struct http_server *srv, unsigned drain_ms)
 {
 	if (srv == NULL)
 		return;
+	/* Readiness answers 503 and every answer closes its connection from now on. */
+	long long deadline = mono_ms() + drain_ms;
+	atomic_store(&srv->drain_deadline_ms, deadline);
+	atomic_store(&srv->draining, true);
+	/* Provider calls end a second early: an abort lands within libcurl's one-second progress
+	 * granularity, and the fail-open answer must still go out by the deadline. */
+	outbound_cut_at(deadline - (drain_ms > 2000 ? 1000 : drain_ms / 2));
 	MHD_socket listen = MHD_quiesce_daemon(srv->daemon);
 	if (listen != MHD_INVALID_SOCKET)
 		close(listen);
-	for (unsigned waited = 0; atomic_load(&srv->in_flight) > 0 && waited < drain_ms; waited += 10) {
-		struct timespec ts = {0, 10 * 1000000L};
-		nanosleep(&ts, NULL);
-	}
+	wait_in_flight(srv, deadline, HTTP_QUIET_MS);
+	/* What a lane has not started is answered 503 shutting_down; provider calls end at the
+	 * deadline. A lane waits for its running handlers, so a committed write is answered. */
+	lane_stop(srv->elastic);
+	lane_stop(srv->workers);
+	wait_in_flight(srv, mono_ms() + HTTP_FLUSH_MS, 0); /* those answers go out */
 	MHD_stop_daemon(srv->daemon);
 	free(srv);
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "core/hash.h"
 #include "core/ids.h"
@@ -18,7 +19,6 @@
 #include "server/metrics.h"
 
 #define EXIT_USAGE 2
-#define DRAIN_MS 10000
 
 static const char usage[] =
 	"usage: recallgate serve | migrate | token create --tenant T --scopes a,b [--name N] | "
@@ -164,6 +164,21 @@ static int cmd_token_create(int argc, char **argv)
 	return rc;
 }
 
+/* Every client connection, pool connection and provider call takes a descriptor: raise the
+ * soft limit towards the hard one so that RECALLGATE_MAX_CONNECTIONS can be reached. */
+static void raise_fd_limit(const struct rg_config *cfg)
+{
+	struct rlimit lim;
+	rlim_t want = (rlim_t)cfg->max_connections + cfg->db_pool + 1024;
+	if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= want)
+		return;
+	lim.rlim_cur = lim.rlim_max == RLIM_INFINITY || lim.rlim_max > want ? want : lim.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur < want)
+		log_warn(NULL, "open files are limited to %llu, fewer than %llu: "
+			       "RECALLGATE_MAX_CONNECTIONS may not be reached",
+			 (unsigned long long)lim.rlim_cur, (unsigned long long)want);
+}
+
 static int cmd_serve(void)
 {
 	struct rg_config cfg;
@@ -175,6 +190,7 @@ static int cmd_serve(void)
 	if (rc)
 		return rc;
 
+	raise_fd_limit(&cfg);
 	/* Start-up order: signals, libcurl, jansson's seed, pool, then the daemon. */
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&stop);
@@ -204,7 +220,7 @@ static int cmd_serve(void)
 	log_info(NULL, "listening on %s", cfg_addr_format(&cfg, addr, sizeof addr));
 	sigwait(&stop, &sig);
 	log_info(NULL, "signal %d: draining", sig);
-	http_stop(srv, DRAIN_MS);
+	http_stop(srv, cfg.drain_timeout * 1000u);
 	log_info(NULL, "stopped");
 out:
 	auth_shutdown();

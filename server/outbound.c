@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 #include <curl/curl.h>
@@ -90,10 +91,32 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* CLOCK_MONOTONIC ms at which every provider call ends (the drain), 0 while serving. */
+static atomic_llong cut_at_ms;
+
+void outbound_cut_at(long long mono_ms)
+{
+	atomic_store(&cut_at_ms, mono_ms);
+}
+
+/* libcurl asks at least once a second, also while a provider sends nothing. */
+static int check_cut(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		     curl_off_t ulnow)
+{
+	(void)arg;
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	long long cut = atomic_load(&cut_at_ms);
+	return cut != 0 && now_ms() >= cut;
+}
+
 static enum h_call_outcome transport_outcome(CURLcode rc, const struct sink *s)
 {
 	switch (rc) {
 	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_ABORTED_BY_CALLBACK: /* cut by the drain: the call's time is up */
 		return H_CALL_TIMEOUT;
 	case CURLE_FILESIZE_EXCEEDED:
 		return H_CALL_OVERSIZE;
@@ -126,6 +149,9 @@ void outbound_call(const struct h_call *call, const char *traceparent,
 		headers = curl_slist_append(headers, tp);
 	}
 	long deadline = call->deadline_ms > 0 ? (long)call->deadline_ms : 1;
+	long long cut = atomic_load(&cut_at_ms);
+	if (cut != 0 && cut - started < deadline)
+		deadline = cut - started > 1 ? (long)(cut - started) : 1;
 	curl_easy_setopt(h, CURLOPT_URL, call->url);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
@@ -138,6 +164,8 @@ void outbound_call(const struct h_call *call, const char *traceparent,
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink_write);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "recallgate");
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, check_cut);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 	if (strcmp(call->method, "POST") == 0) {
 		curl_easy_setopt(h, CURLOPT_POST, 1L);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, call->body ? call->body : "");

@@ -106,7 +106,8 @@ static void test_help(void **state)
 	    "RECALLGATE_CONNECTION_TIMEOUT=30", "RECALLGATE_CORS_ORIGINS=\n",
 	    "RECALLGATE_DB_ACQUIRE_TIMEOUT_MS=2000", "RECALLGATE_DB_POOL=8",
 	    "RECALLGATE_LOG_LEVEL=info", "RECALLGATE_MAX_BODY=1048576",
-	    "RECALLGATE_MAX_CONNECTIONS=256", "RECALLGATE_TRUST_PROXY=0", "[::1]:8080",
+	    "RECALLGATE_MAX_CONNECTIONS=10000", "RECALLGATE_TRUST_PROXY=0", "[::1]:8080",
+	    "RECALLGATE_CONNECTION_MEMORY=8192", "RECALLGATE_DRAIN_TIMEOUT=10",
 	    "decision_context.read", "events:read", "exit codes"};
 	for (size_t i = 0; i < sizeof spellings / sizeof *spellings; i++) {
 		const char *args[] = {spellings[i], NULL};
@@ -192,6 +193,10 @@ static void test_configuration_errors(void **state)
 	    "RECALLGATE_TRUST_PROXY=2",
 	    "RECALLGATE_DB_ACQUIRE_TIMEOUT_MS=0",
 	    "RECALLGATE_DB_ACQUIRE_TIMEOUT_MS=60001",
+	    "RECALLGATE_CONNECTION_MEMORY=4095",
+	    "RECALLGATE_CONNECTION_MEMORY=1048577",
+	    "RECALLGATE_DRAIN_TIMEOUT=0",
+	    "RECALLGATE_DRAIN_TIMEOUT=3601",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		/* the bad setting last, so it overrides; the address is a free port in case the
@@ -242,6 +247,8 @@ static void test_configuration_edges_accepted(void **state)
 			       "RECALLGATE_TRUST_PROXY=0",
 			       "RECALLGATE_DB_ACQUIRE_TIMEOUT_MS=1",
 			       "RECALLGATE_CORS_ORIGINS=",
+			       "RECALLGATE_CONNECTION_MEMORY=4096",
+			       "RECALLGATE_DRAIN_TIMEOUT=1",
 			       NULL};
 	const char *upper[] = {"RECALLGATE_DB_POOL=16", /* 256 would need max_connections > 256 */
 			       "RECALLGATE_MAX_CONNECTIONS=65535",
@@ -251,6 +258,8 @@ static void test_configuration_edges_accepted(void **state)
 			       "RECALLGATE_TRUST_PROXY=1",
 			       "RECALLGATE_DB_ACQUIRE_TIMEOUT_MS=60000",
 			       "RECALLGATE_CORS_ORIGINS=https://a.example,http://localhost:3000",
+			       "RECALLGATE_CONNECTION_MEMORY=1048576",
+			       "RECALLGATE_DRAIN_TIMEOUT=3600",
 			       NULL};
 	const char *const *sets[] = {lower, upper};
 	for (size_t i = 0; i < 2; i++) {

@@ -70,11 +70,13 @@ static void test_defaults(void **state)
 	assert_string_equal(cfg.database_url, "");
 	assert_string_equal(cfg.host, "127.0.0.1");
 	assert_int_equal(cfg.port, 8080);
-	assert_int_equal(cfg.max_connections, 256);
+	assert_int_equal(cfg.max_connections, 10000);
 	assert_int_equal(cfg.db_pool, 8);
 	assert_int_equal(cfg.connection_timeout, 30);
 	assert_int_equal(cfg.max_body, 1048576);
 	assert_int_equal(cfg.db_acquire_timeout_ms, 2000);
+	assert_int_equal(cfg.connection_memory, 8192);
+	assert_int_equal(cfg.drain_timeout, 10);
 	assert_int_equal(cfg.log_level, LOG_INFO);
 	assert_false(cfg.trust_proxy);
 	assert_int_equal(cfg.n_origins, 0);
@@ -182,6 +184,10 @@ static unsigned long field_of(const char *var)
 		return cfg.connection_timeout;
 	if (strcmp(var, "RECALLGATE_DB_ACQUIRE_TIMEOUT_MS") == 0)
 		return cfg.db_acquire_timeout_ms;
+	if (strcmp(var, "RECALLGATE_CONNECTION_MEMORY") == 0)
+		return cfg.connection_memory;
+	if (strcmp(var, "RECALLGATE_DRAIN_TIMEOUT") == 0)
+		return cfg.drain_timeout;
 	print_error("unknown variable %s\n", var);
 	fail();
 	return 0;
@@ -228,6 +234,14 @@ static void test_uint_bounds(void **state)
 		{"RECALLGATE_DB_ACQUIRE_TIMEOUT_MS", "60000", true, 60000},
 		{"RECALLGATE_DB_ACQUIRE_TIMEOUT_MS", "0", false, 0},
 		{"RECALLGATE_DB_ACQUIRE_TIMEOUT_MS", "60001", false, 0},
+		{"RECALLGATE_CONNECTION_MEMORY", "4096", true, 4096},
+		{"RECALLGATE_CONNECTION_MEMORY", "1048576", true, 1048576},
+		{"RECALLGATE_CONNECTION_MEMORY", "4095", false, 0},
+		{"RECALLGATE_CONNECTION_MEMORY", "1048577", false, 0},
+		{"RECALLGATE_DRAIN_TIMEOUT", "1", true, 1},
+		{"RECALLGATE_DRAIN_TIMEOUT", "3600", true, 3600},
+		{"RECALLGATE_DRAIN_TIMEOUT", "0", false, 0},
+		{"RECALLGATE_DRAIN_TIMEOUT", "3601", false, 0},
 	};
 	run_uint_cases(cases, N_ELEMS(cases));
 }
@@ -479,7 +493,7 @@ static void test_everything_set(void **state)
 	assert_int_equal(cfg.n_origins, 1);
 	assert_int_equal(cfg.connection_timeout, 5);
 	/* the ones not set keep their defaults */
-	assert_int_equal(cfg.max_connections, 256);
+	assert_int_equal(cfg.max_connections, 10000);
 	assert_int_equal(cfg.db_acquire_timeout_ms, 2000);
 }
 

@@ -1,0 +1,230 @@
+#include "server/lanes.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "server/log.h"
+
+struct job {
+	void (*run)(void *arg);
+	void (*expire)(void *arg);
+	void *arg;
+	long long expires_ms; /* CLOCK_MONOTONIC */
+	struct job *next;
+};
+
+struct lane {
+	const char *name;
+	pthread_mutex_t lock;
+	pthread_cond_t work;    /* a job was queued, or the lane is stopping */
+	pthread_cond_t drained; /* a thread left */
+	pthread_cond_t watch;   /* the queue went from empty to not, or the lane is stopping */
+	struct job *head, *tail;
+	size_t queued;
+	unsigned long long expired;
+	unsigned min_threads, max_threads, threads, idle, max_wait_ms;
+	bool stopping, watchdog_running;
+	pthread_t watchdog;
+};
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* With l->lock held: the head job, unlinked. */
+static struct job *pop(struct lane *l)
+{
+	struct job *j = l->head;
+	l->head = j->next;
+	if (l->head == NULL)
+		l->tail = NULL;
+	l->queued--;
+	return j;
+}
+
+/* Expires what waited too long. Jobs are queued in order and wait the same time, so the
+ * head is always the first to expire: sleep until it does. */
+static void *lane_watchdog(void *arg)
+{
+	struct lane *l = arg;
+	pthread_mutex_lock(&l->lock);
+	while (!l->stopping) {
+		if (l->head == NULL) {
+			pthread_cond_wait(&l->watch, &l->lock);
+			continue;
+		}
+		long long now = mono_ms(), due = l->head->expires_ms;
+		if (due > now) {
+			struct timespec until;
+			clock_gettime(CLOCK_MONOTONIC, &until);
+			until.tv_sec += (time_t)((due - now) / 1000);
+			until.tv_nsec += (long)((due - now) % 1000) * 1000000L;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&l->watch, &l->lock, &until);
+			continue;
+		}
+		struct job *j = pop(l);
+		l->expired++;
+		pthread_mutex_unlock(&l->lock);
+		j->expire(j->arg);
+		free(j);
+		pthread_mutex_lock(&l->lock);
+	}
+	pthread_mutex_unlock(&l->lock);
+	return NULL;
+}
+
+static void *lane_thread(void *arg);
+
+/* With l->lock held. Threads are detached: lane_stop waits for their count to reach 0. */
+static bool spawn(struct lane *l)
+{
+	pthread_t t;
+	pthread_attr_t attr;
+	if (pthread_attr_init(&attr) != 0)
+		return false;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* Handlers keep their buffers on the heap; 512 KiB is ample (TLS and getaddrinfo
+	 * included) and keeps a lane of hundreds of blocked provider calls cheap. */
+	pthread_attr_setstacksize(&attr, 512 * 1024);
+	bool ok = pthread_create(&t, &attr, lane_thread, l) == 0;
+	pthread_attr_destroy(&attr);
+	if (ok)
+		l->threads++;
+	return ok;
+}
+
+static void *lane_thread(void *arg)
+{
+	struct lane *l = arg;
+	pthread_mutex_lock(&l->lock);
+	for (;;) {
+		while (l->head == NULL && !l->stopping) {
+			l->idle++;
+			int rc = 0;
+			if (l->threads > l->min_threads) {
+				struct timespec until;
+				clock_gettime(CLOCK_REALTIME, &until);
+				until.tv_sec += LANE_IDLE_MS / 1000;
+				rc = pthread_cond_timedwait(&l->work, &l->lock, &until);
+			} else {
+				pthread_cond_wait(&l->work, &l->lock);
+			}
+			l->idle--;
+			if (rc == ETIMEDOUT && l->head == NULL && l->threads > l->min_threads)
+				goto leave;
+		}
+		if (l->head == NULL) /* stopping, and nothing is left to run */
+			goto leave;
+		struct job *j = pop(l);
+		pthread_mutex_unlock(&l->lock);
+		j->run(j->arg);
+		free(j);
+		pthread_mutex_lock(&l->lock);
+	}
+leave:
+	l->threads--;
+	pthread_cond_broadcast(&l->drained);
+	pthread_mutex_unlock(&l->lock);
+	return NULL;
+}
+
+bool lane_start(const char *name, unsigned min_threads, unsigned max_threads,
+		unsigned max_wait_ms, struct lane **out)
+{
+	struct lane *l = calloc(1, sizeof *l);
+	if (l == NULL || min_threads == 0 || max_threads < min_threads) {
+		free(l);
+		return false;
+	}
+	l->name = name;
+	l->min_threads = min_threads;
+	l->max_threads = max_threads;
+	l->max_wait_ms = max_wait_ms;
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_cond_init(&l->work, NULL);
+	pthread_cond_init(&l->drained, NULL);
+	/* the watchdog's timed waits are on the monotonic clock, as the deadlines are */
+	pthread_condattr_t monotonic;
+	pthread_condattr_init(&monotonic);
+	pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+	pthread_cond_init(&l->watch, &monotonic);
+	pthread_condattr_destroy(&monotonic);
+	pthread_mutex_lock(&l->lock);
+	bool ok = pthread_create(&l->watchdog, NULL, lane_watchdog, l) == 0;
+	l->watchdog_running = ok;
+	for (unsigned i = 0; ok && i < min_threads; i++)
+		ok = spawn(l);
+	pthread_mutex_unlock(&l->lock);
+	if (!ok) {
+		log_error(NULL, "lane %s: cannot start its threads", name);
+		lane_stop(l);
+		return false;
+	}
+	*out = l;
+	return true;
+}
+
+bool lane_submit(struct lane *l, void (*run)(void *arg), void (*expire)(void *arg), void *arg)
+{
+	struct job *j = malloc(sizeof *j);
+	if (j == NULL)
+		return false;
+	*j = (struct job){run, expire, arg, mono_ms() + l->max_wait_ms, NULL};
+	pthread_mutex_lock(&l->lock);
+	if (l->stopping) {
+		pthread_mutex_unlock(&l->lock);
+		free(j);
+		return false;
+	}
+	if (l->tail) {
+		l->tail->next = j;
+	} else {
+		l->head = j;
+		pthread_cond_signal(&l->watch);
+	}
+	l->tail = j;
+	l->queued++;
+	/* Grow while every thread is busy; a failed spawn leaves the job to the others. */
+	if (l->idle < l->queued && l->threads < l->max_threads && !spawn(l))
+		log_warn(NULL, "lane %s: cannot start another thread (%u running)", l->name,
+			 l->threads);
+	pthread_cond_signal(&l->work);
+	pthread_mutex_unlock(&l->lock);
+	return true;
+}
+
+void lane_get_stats(struct lane *l, struct lane_stats *out)
+{
+	pthread_mutex_lock(&l->lock);
+	*out = (struct lane_stats){l->threads, l->threads - l->idle, l->queued, l->expired};
+	pthread_mutex_unlock(&l->lock);
+}
+
+void lane_stop(struct lane *l)
+{
+	if (l == NULL)
+		return;
+	pthread_mutex_lock(&l->lock);
+	l->stopping = true;
+	pthread_cond_broadcast(&l->work);
+	pthread_cond_signal(&l->watch);
+	while (l->threads > 0)
+		pthread_cond_wait(&l->drained, &l->lock);
+	pthread_mutex_unlock(&l->lock);
+	if (l->watchdog_running)
+		pthread_join(l->watchdog, NULL);
+	pthread_cond_destroy(&l->watch);
+	pthread_cond_destroy(&l->drained);
+	pthread_cond_destroy(&l->work);
+	pthread_mutex_destroy(&l->lock);
+	free(l);
+}
