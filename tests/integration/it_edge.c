@@ -1,0 +1,372 @@
+/*
+ * it_edge — the production edge (issue 10, API.md §0 "Shutting down", DESIGN.md
+ * "Concurrency"): blocking work runs on lanes behind epoll I/O threads, so
+ *   - 300 provider calls hung at a provider hold no worker: /healthz and a database GET are
+ *     answered while every one of them is still waiting;
+ *   - readiness reports the database, not a busy pool;
+ *   - a drain answers every committed write: a ledger of acknowledged writes from kept-alive
+ *     clients matches the database after SIGTERM, every answer from then on closes its
+ *     connection, /readyz says shutting_down, and the process exits 0 within its drain;
+ *   - a provider call in flight is cut by the drain and fails open.
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+#include <libpq-fe.h>
+#include <pthread.h>
+
+#include "fake.h"
+#include "harness.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define HUNG_CALLS 300
+#define WRITERS 8
+
+static struct it_fake fake;     /* FAKE_SLOW_MS = IT_FAKE_SLOW_MS */
+static struct it_fake slowfake; /* FAKE_SLOW_MS = 30 s: a provider that hangs past any drain */
+static char *tenant, *admin;
+
+static int group_setup(void **state)
+{
+	(void)state;
+	const char *env[] = {"FAKE_SLOW_MS=" STR(IT_FAKE_SLOW_MS), NULL};
+	const char *hang[] = {"FAKE_SLOW_MS=30000", NULL};
+	if (it_fake_start(&fake, env) != 0 || it_fake_start(&slowfake, hang) != 0)
+		return -1;
+	tenant = it_unique("edge");
+	admin = it_token(tenant, "admin", "it-edge");
+	return admin ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	int a = it_fake_stop(&fake), b = it_fake_stop(&slowfake);
+	free(admin);
+	free(tenant);
+	return a == 0 && b == 0 ? 0 : -1;
+}
+
+static json_t *retrieve_body(const char *ext, int timeout_seconds)
+{
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s}", "extension_id", ext,
+			 "namespace", "it-edge", "scope_ref", "edge-scope", "query", "edge query",
+			 "query_summary", "edge check", "max_results", 3, "timeout_seconds",
+			 timeout_seconds, "observed_at", "2026-11-29T21:07:22.123Z");
+}
+
+/* ================================================================ hung providers */
+
+struct hung_call {
+	struct it_server *s;
+	struct it_resp resp;
+};
+static atomic_int hung_done;
+
+static void *hung_thread(void *arg)
+{
+	struct hung_call *c = arg;
+	json_t *body = retrieve_body("edge-slow", 20);
+	it_request_json(c->s, "POST", "/v1/decision-context/retrieve", admin, body, NULL, &c->resp);
+	json_decref(body);
+	atomic_fetch_add(&hung_done, 1);
+	return NULL;
+}
+
+static void test_hung_providers_hold_no_worker(void **state)
+{
+	(void)state;
+	/* two workers: before the lanes, any two hung calls took every one of them */
+	const char *env[] = {"RECALLGATE_DB_POOL=2", NULL};
+	struct it_server s;
+	IT_CHECK(it_server_start(&s, env) == 0, "the server did not start");
+	it_provider_ready(&s, admin, &fake, "edge-slow", "dc", "slow", 20);
+
+	static struct hung_call calls[HUNG_CALLS];
+	static pthread_t th[HUNG_CALLS];
+	long before = it_fake_count(&fake, "dc", "slow");
+	atomic_store(&hung_done, 0);
+	for (int i = 0; i < HUNG_CALLS; i++) {
+		calls[i].s = &s;
+		IT_CHECK(pthread_create(&th[i], NULL, hung_thread, &calls[i]) == 0, "pthread_create");
+	}
+	/* wait until every call is at the provider (it sleeps IT_FAKE_SLOW_MS before answering) */
+	double until = it_now_s() + IT_FAKE_SLOW_MS / 1000.0;
+	while (it_fake_count(&fake, "dc", "slow") < before + HUNG_CALLS && it_now_s() < until)
+		it_sleep_ms(10);
+	long at_provider = it_fake_count(&fake, "dc", "slow") - before;
+
+	struct it_resp h, m;
+	it_request(&s, "GET", "/healthz", NULL, NULL, NULL, &h);
+	it_request(&s, "GET", "/v1/threads/edge-t/memory-mode", admin, NULL, NULL, &m);
+	int done_when_answered = atomic_load(&hung_done);
+	IT_CHECK(at_provider == HUNG_CALLS, "only %ld of %d calls reached the provider", at_provider,
+		 HUNG_CALLS);
+	IT_STATUS(&h, 200);
+	IT_STATUS(&m, 200);
+	IT_CHECK(done_when_answered == 0,
+		 "%d provider calls had finished before /healthz and the GET were answered",
+		 done_when_answered);
+	it_resp_free(&h);
+	it_resp_free(&m);
+
+	for (int i = 0; i < HUNG_CALLS; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < HUNG_CALLS; i++) {
+		IT_STATUS(&calls[i].resp, 200);
+		const json_t *rc = json_object_get(calls[i].resp.json, "receipt");
+		IT_CHECK(it_json_str_is(rc, "status", "completed"), "hung call %d: %s", i,
+			 calls[i].resp.body);
+		it_resp_free(&calls[i].resp);
+	}
+	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
+}
+
+/* ================================================================ readiness */
+
+static void test_busy_pool_is_ready(void **state)
+{
+	(void)state;
+	const char *env[] = {"RECALLGATE_DB_POOL=1", "RECALLGATE_DB_ACQUIRE_TIMEOUT_MS=300", NULL};
+	struct it_server s;
+	IT_CHECK(it_server_start(&s, env) == 0, "the server did not start");
+	struct it_resp r;
+	it_request(&s, "GET", "/readyz", NULL, NULL, NULL, &r);
+	IT_STATUS(&r, 200);
+	it_resp_free(&r);
+
+	/* a write waits on a lock while it holds the pool's only connection */
+	PGconn *locker = PQconnectdb(getenv("DATABASE_URL"));
+	IT_CHECK(PQstatus(locker) == CONNECTION_OK, "cannot connect: %s", PQerrorMessage(locker));
+	PQclear(PQexec(locker, "BEGIN"));
+	PGresult *res = PQexec(locker, "LOCK TABLE audit_log IN EXCLUSIVE MODE");
+	IT_CHECK(PQresultStatus(res) == PGRES_COMMAND_OK, "LOCK: %s", PQerrorMessage(locker));
+	PQclear(res);
+	pid_t writer = fork();
+	IT_CHECK(writer >= 0, "fork");
+	if (writer == 0) {
+		struct it_resp w;
+		it_request(&s, "PUT", "/v1/threads/edge-busy/memory-mode", admin,
+			   "{\"expected_revision\":0,\"mode\":\"disabled\"}", NULL, &w);
+		_exit(w.status == 200 ? 0 : 1);
+	}
+	it_sleep_ms(500);
+	/* the pool is busy, the database is fine: ready */
+	it_request(&s, "GET", "/readyz", NULL, NULL, NULL, &r);
+	long busy_status = r.status;
+	const char *reason = it_json_str(r.json, "reason");
+	char seen[64];
+	snprintf(seen, sizeof seen, "%s", reason ? reason : "-");
+	it_resp_free(&r);
+	PQclear(PQexec(locker, "ROLLBACK"));
+	PQfinish(locker);
+	int wst = it_wait_pid(writer, 10000);
+	IT_CHECK(busy_status == 200, "/readyz with a busy pool answered %ld (%s)", busy_status,
+		 seen);
+	IT_CHECK(wst == 0, "the waiting write did not succeed once the lock went (%d)", wst);
+	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
+}
+
+/* ================================================================ drain */
+
+/* One kept-alive client: PUTs its thread's memory mode revision after revision on one
+ * connection until the server refuses or closes. The ledger is its last acknowledged
+ * revision. */
+struct writer {
+	struct it_server *s;
+	char thread_id[96];
+	long long acked;     /* last revision answered 200 */
+	long refusal;        /* the status that ended it (0: the connection went) */
+	bool last_closed;    /* its last answer carried Connection: close */
+};
+static size_t discard(char *p, size_t size, size_t n, void *arg)
+{
+	(void)p;
+	(void)arg;
+	return size * n;
+}
+
+static size_t note_close(char *p, size_t size, size_t n, void *arg)
+{
+	bool *close = arg;
+	if (n * size >= 17 && strncasecmp(p, "Connection: close", 17) == 0)
+		*close = true;
+	return size * n;
+}
+
+static void *writer_thread(void *arg)
+{
+	struct writer *w = arg;
+	CURL *h = curl_easy_init();
+	char url[256], auth[256], body[96];
+	snprintf(url, sizeof url, "%s/v1/threads/%s/memory-mode", w->s->base_url, w->thread_id);
+	snprintf(auth, sizeof auth, "Authorization: Bearer %s", admin);
+	struct curl_slist *hdr = curl_slist_append(NULL, auth);
+	hdr = curl_slist_append(hdr, "Content-Type: application/json");
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+	for (long long rev = 0;; rev++) {
+		bool close = false;
+		snprintf(body, sizeof body, "{\"expected_revision\":%lld,\"mode\":\"%s\"}", rev,
+			 rev % 2 ? "enabled" : "disabled");
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, note_close);
+		curl_easy_setopt(h, CURLOPT_HEADERDATA, &close);
+		long status = 0;
+		CURLcode rc = curl_easy_perform(h);
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+		if (rc == CURLE_OK)
+			w->last_closed = close;
+		if (rc != CURLE_OK || status != 200) {
+			w->refusal = rc == CURLE_OK ? status : 0;
+			break;
+		}
+		w->acked = rev + 1;
+	}
+	curl_slist_free_all(hdr);
+	curl_easy_cleanup(h);
+	return NULL;
+}
+
+static void test_drain_answers_every_committed_write(void **state)
+{
+	(void)state;
+	const char *env[] = {"RECALLGATE_DRAIN_TIMEOUT=3", NULL};
+	struct it_server s;
+	IT_CHECK(it_server_start(&s, env) == 0, "the server did not start");
+	static struct writer ws[WRITERS];
+	pthread_t th[WRITERS];
+	char *base = it_unique("drain");
+	for (int i = 0; i < WRITERS; i++) {
+		memset(&ws[i], 0, sizeof ws[i]);
+		ws[i].s = &s;
+		snprintf(ws[i].thread_id, sizeof ws[i].thread_id, "%s-%d", base, i);
+	}
+	free(base);
+	/* a kept-alive connection that asks for readiness after SIGTERM */
+	CURL *probe = curl_easy_init();
+	char ready_url[128];
+	snprintf(ready_url, sizeof ready_url, "%s/readyz", s.base_url);
+	curl_easy_setopt(probe, CURLOPT_URL, ready_url);
+	curl_easy_setopt(probe, CURLOPT_WRITEFUNCTION, discard);
+	long ready = 0;
+	IT_CHECK(curl_easy_perform(probe) == CURLE_OK, "/readyz before SIGTERM");
+	curl_easy_getinfo(probe, CURLINFO_RESPONSE_CODE, &ready);
+	IT_CHECK(ready == 200, "/readyz before SIGTERM answered %ld", ready);
+
+	for (int i = 0; i < WRITERS; i++)
+		IT_CHECK(pthread_create(&th[i], NULL, writer_thread, &ws[i]) == 0, "pthread_create");
+	it_sleep_ms(1000); /* under load */
+	double t0 = it_now_s();
+	IT_CHECK(it_server_signal(&s, SIGTERM) == 0, "kill");
+
+	long ready_after = 0;
+	CURLcode prc = curl_easy_perform(probe);
+	curl_easy_getinfo(probe, CURLINFO_RESPONSE_CODE, &ready_after);
+	curl_easy_cleanup(probe);
+	for (int i = 0; i < WRITERS; i++)
+		pthread_join(th[i], NULL);
+	int st = it_server_wait(&s, 3 + 5);
+	double took = it_now_s() - t0;
+	IT_CHECK(prc == CURLE_OK && ready_after == 503,
+		 "/readyz on a kept-alive connection after SIGTERM: curl %d, status %ld", prc,
+		 ready_after);
+	IT_CHECK(st == 0, "exit status %d after the drain (-2: still running)", st);
+	/* the budget is the drain time + 1 s; sanitizers and a loaded machine get 2 s more */
+	IT_CHECK(took < 3 + 1 + 2, "the process exited %.2f s after SIGTERM", took);
+
+	/* the ledger against the database, through a fresh server */
+	struct it_server check;
+	IT_CHECK(it_server_start(&check, NULL) == 0, "the checking server did not start");
+	long long total = 0;
+	int closed_seen = 0;
+	for (int i = 0; i < WRITERS; i++) {
+		char path[160];
+		snprintf(path, sizeof path, "/v1/threads/%s/memory-mode", ws[i].thread_id);
+		struct it_resp r;
+		it_request(&check, "GET", path, admin, NULL, NULL, &r);
+		IT_STATUS(&r, 200);
+		long long stored = it_json_int(r.json, "revision", -1);
+		it_resp_free(&r);
+		IT_CHECK(stored == ws[i].acked,
+			 "writer %d: the database holds revision %lld, the client was answered for "
+			 "%lld (ended by status %ld): %s",
+			 i, stored, ws[i].acked, ws[i].refusal,
+			 stored > ws[i].acked ? "a committed write went unanswered"
+					      : "an answered write is missing");
+		IT_CHECK(ws[i].refusal == 0 || ws[i].refusal == 503,
+			 "writer %d ended with status %ld", i, ws[i].refusal);
+		total += ws[i].acked;
+		closed_seen += ws[i].last_closed;
+	}
+	IT_CHECK(total > WRITERS, "the writers made only %lld writes: no load", total);
+	/* a kept-alive connection is never closed under a client it answered without saying so */
+	IT_CHECK(closed_seen == WRITERS,
+		 "only %d of %d writers' last answers carried Connection: close", closed_seen,
+		 WRITERS);
+	IT_CHECK(it_server_stop(&check) == 0, "no clean exit");
+}
+
+static void test_drain_cuts_provider_calls(void **state)
+{
+	(void)state;
+	const char *env[] = {"RECALLGATE_DRAIN_TIMEOUT=3", NULL};
+	struct it_server s;
+	IT_CHECK(it_server_start(&s, env) == 0, "the server did not start");
+	it_provider_ready(&s, admin, &slowfake, "edge-hang", "dc", "slow", 30);
+	long before = it_fake_count(&slowfake, "dc", "slow");
+	pid_t caller = fork();
+	IT_CHECK(caller >= 0, "fork");
+	if (caller == 0) {
+		json_t *body = retrieve_body("edge-hang", 30);
+		struct it_resp r;
+		it_request_json(&s, "POST", "/v1/decision-context/retrieve", admin, body, NULL, &r);
+		const json_t *rc = json_object_get(r.json, "receipt");
+		_exit(r.status == 200 && it_json_str_is(rc, "status", "unavailable") &&
+			      it_json_str_is(rc, "reason_code", "provider_timeout")
+			  ? 0
+			  : 1);
+	}
+	double until = it_now_s() + 5;
+	while (it_fake_count(&slowfake, "dc", "slow") == before && it_now_s() < until)
+		it_sleep_ms(10);
+	IT_CHECK(it_fake_count(&slowfake, "dc", "slow") == before + 1, "the call never arrived");
+	double t0 = it_now_s();
+	IT_CHECK(it_server_signal(&s, SIGTERM) == 0, "kill");
+	int cst = it_wait_pid(caller, 15000);
+	int st = it_server_wait(&s, 10);
+	double took = it_now_s() - t0;
+	IT_CHECK(cst == 0, "the retrieve in flight did not fail open as provider_timeout (%d)",
+		 cst);
+	IT_CHECK(st == 0, "exit status %d after the drain", st);
+	IT_CHECK(took < 3 + 1 + 2, "the process exited %.2f s after SIGTERM with a 30 s provider "
+				   "call in flight (drain 3 s)", took);
+}
+
+int main(void)
+{
+	if (!it_init())
+		return 1;
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_hung_providers_hold_no_worker),
+	    cmocka_unit_test(test_busy_pool_is_ready),
+	    cmocka_unit_test(test_drain_answers_every_committed_write),
+	    cmocka_unit_test(test_drain_cuts_provider_calls),
+	};
+	int rc = cmocka_run_group_tests_name("it_edge", tests, group_setup, group_teardown);
+	it_cleanup();
+	return rc;
+}
