@@ -39,10 +39,17 @@ static const struct cfg_entry {
 	{"RECALLGATE_DRAIN_TIMEOUT", CFG_UINT, 1, 3600, "10",
 	 offsetof(struct rg_config, drain_timeout),
 	 "seconds a stopping server (SIGTERM) finishes received work before it answers 503"},
+	{"RECALLGATE_HEADER_TIMEOUT", CFG_UINT, 1, 3600, "10",
+	 offsetof(struct rg_config, header_timeout),
+	 "seconds a new connection has to send its first request's headers (1..3600)"},
 	{"RECALLGATE_LOG_LEVEL", CFG_LEVEL, 0, 0, "info", 0,
 	 "error, warn, info or debug (JSON lines on stderr)"},
 	{"RECALLGATE_MAX_BODY", CFG_UINT, 1024, 67108864, "1048576",
 	 offsetof(struct rg_config, max_body), "largest request body in bytes (1024..67108864)"},
+	{"RECALLGATE_MAX_CLIENT_CONNECTIONS", CFG_UINT, 0, 65535, "256",
+	 offsetof(struct rg_config, max_client_connections),
+	 "connections open at once from one client address; 0: no limit; not applied with "
+	 "RECALLGATE_TRUST_PROXY=1, where every connection is the gateway's (0..65535)"},
 	{"RECALLGATE_MAX_CONNECTIONS", CFG_UINT, 1, 65535, "10000",
 	 offsetof(struct rg_config, max_connections),
 	 "client connections open at once, idle keep-alive ones included; an idle one costs "

@@ -19,6 +19,8 @@ struct rg_config {
 	unsigned connection_timeout;
 	unsigned connection_memory;
 	unsigned drain_timeout;
+	unsigned header_timeout;
+	unsigned max_client_connections;
 	unsigned long max_body;
 	unsigned db_acquire_timeout_ms;
 	enum log_level log_level;

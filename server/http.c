@@ -18,6 +18,7 @@
 #include "core/problem.h"
 #include "handlers/api.h"
 #include "server/auth.h"
+#include "server/conns.h"
 #include "server/lanes.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -26,6 +27,12 @@
 
 #define DRAIN_FACTOR 8
 #define HTTP_IO_THREADS 2
+/* What a request may bring, within the default RECALLGATE_CONNECTION_MEMORY (8 KiB): every
+ * documented request fits with room to spare. Past these it is answered 414 / 431 while the
+ * connection's memory still allows an answer; past the memory, see on_uri and docs. */
+#define HTTP_MAX_URI_BYTES 4096
+#define HTTP_MAX_HEAD_BYTES 6144
+#define HTTP_MAX_QUERY_PARAMS 64
 /* Provider calls wait up to their deadline; each waits on a thread of its own. */
 #define HTTP_ELASTIC_LANE_MAX 1024
 /* The drain ends once nothing was in flight for this long (or at its deadline). */
@@ -44,6 +51,13 @@ struct http_server {
 	atomic_int in_flight;
 	atomic_bool draining;
 	atomic_llong drain_deadline_ms; /* CLOCK_MONOTONIC; valid once draining */
+};
+
+/* One per connection (its socket context): the header deadline, and what on_uri noted for
+ * the request being parsed. */
+struct conn_state {
+	struct conn_entry *deadline;
+	bool uri_too_long;
 };
 
 /* One per request: made on libmicrohttpd's first call, freed in the completion callback
@@ -68,6 +82,7 @@ struct request {
 	/* The answer, made on any thread, queued by the I/O thread (MHD_queue_response may only
 	 * be called from the access handler). */
 	struct MHD_Response *resp;
+	bool close;           /* the answer closes the connection (a framing error) */
 	bool on_lane;         /* a lane runs dispatch: the database may be used */
 	bool lane_done;       /* the lane finished and resumed the connection */
 	struct db_conn *held; /* borrowed by authentication, handed to the handler */
@@ -116,7 +131,7 @@ static enum MHD_Result queue(struct request *r, unsigned status, struct MHD_Resp
 	if (resp == NULL)
 		return MHD_NO;
 	add_common_headers(r, resp);
-	if (atomic_load(&r->srv->draining))
+	if (r->close || atomic_load(&r->srv->draining))
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	r->status = (int)status;
 	r->resp = resp;
@@ -483,6 +498,30 @@ static enum MHD_Result count_content_length(void *cls, enum MHD_ValueKind kind, 
 	return MHD_YES;
 }
 
+/* The request's end: its metrics and access log line (when it was answered), then it is freed.
+ * NULL is fine. */
+static void request_done(struct request *r)
+{
+	if (r == NULL)
+		return;
+	struct http_server *srv = r->srv;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double secs = (double)(now.tv_sec - r->started.tv_sec) +
+		      (double)(now.tv_nsec - r->started.tv_nsec) / 1e9;
+	if (r->status != 0) {
+		const char *route = r->route_index < srv->n_routes ? srv->routes[r->route_index].path
+								   : "unmatched";
+		metrics_observe(r->route_index, r->method, r->status, secs);
+		log_access(r->request_id, r->method, route, r->status, secs * 1000.0,
+			   core_problem_code(r->problem_code),
+			   r->dberr.sqlstate, r->dberr.message);
+	}
+	free(r->body);
+	free(r);
+	atomic_fetch_sub(&srv->in_flight, 1);
+}
+
 /* On a lane: runs dispatch (the database and providers may be used), then hands the
  * connection back to its I/O thread, which queues the answer. What has not started by the
  * end of the drain is answered 503 shutting_down. */
@@ -548,12 +587,31 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
 	struct http_server *srv = cls;
 	struct request *r = *con_cls;
-	(void)version;
 
 	if (r == NULL) {
+		const union MHD_ConnectionInfo *sc =
+		    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		struct conn_state *cs = sc ? sc->socket_context : NULL;
+		if (cs)
+			conns_headers_done(cs->deadline);
 		r = request_new(srv, conn, method, url);
 		if (r == NULL)
 			return MHD_NO;
+		const union MHD_ConnectionInfo *hs =
+		    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+		bool uri_too_long = cs && cs->uri_too_long;
+		if (uri_too_long || (hs && hs->header_size > HTTP_MAX_HEAD_BYTES)) {
+			/* The connection's memory is nearly spent: libmicrohttpd sends this answer
+			 * and closes without a completion call, so the request ends here. */
+			if (cs)
+				cs->uri_too_long = false;
+			(void)problem(r, uri_too_long ? PROBLEM_URI_TOO_LONG : PROBLEM_HEADERS_TOO_LARGE,
+				      NULL, NULL, -1, NULL);
+			enum MHD_Result ret = flush(r);
+			*con_cls = NULL;
+			request_done(r);
+			return ret;
+		}
 		*con_cls = r;
 		/* Answer before reading a byte of the body whenever the answer cannot depend on it:
 		 * no route (404/405), a missing or bad token (401), a declared length over the cap
@@ -561,8 +619,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		const char *cl = header(conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		unsigned lengths = 0;
 		MHD_get_connection_values(conn, MHD_HEADER_KIND, count_content_length, &lengths);
-		if (lengths > 1) {
-			(void)problem(r, PROBLEM_INVALID_REQUEST, "Conflicting Content-Length headers.",
+		/* Framing the body two ways is the request-smuggling shape (RFC 9112 §6.1): refuse
+		 * it and close, so that nothing after it on the connection is read as a request. */
+		if (lengths > 1 || (cl && header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING))) {
+			r->close = true;
+			(void)problem(r, PROBLEM_INVALID_REQUEST,
+				      lengths > 1 ? "Conflicting Content-Length headers."
+						  : "Content-Length and Transfer-Encoding together.",
+				      NULL, -1, NULL);
+			return flush(r);
+		}
+		if (strcmp(version, MHD_HTTP_VERSION_1_1) == 0 && header(conn, "Host") == NULL) {
+			(void)problem(r, PROBLEM_INVALID_REQUEST, "An HTTP/1.1 request needs Host.",
 				      NULL, -1, NULL);
 			return flush(r);
 		}
@@ -595,31 +663,62 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return flush(r);
 }
 
+/* Connections start and end: the header deadline's bookkeeping (server/conns.c). */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	(void)cls;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		struct conn_state *cs = calloc(1, sizeof *cs);
+		const union MHD_ConnectionInfo *fd =
+		    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (cs && fd)
+			cs->deadline = conns_opened(fd->connect_fd);
+		*socket_context = cs;
+	} else if (*socket_context) {
+		struct conn_state *cs = *socket_context;
+		conns_closed(cs->deadline);
+		free(cs);
+		*socket_context = NULL;
+	}
+}
+
+/* libmicrohttpd's first look at a request: its URI, before the query parameters are stored in
+ * the connection's memory pool. A query with more parameters than any route takes could
+ * exhaust the pool, and libmicrohttpd 0.9.75 then leaves the request without an answer: such
+ * a connection is shut down at once, so the client sees it closed. A long URI is only noted;
+ * the first access call answers it 414. Returns NULL: *con_cls stays NULL. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	(void)cls;
+	const union MHD_ConnectionInfo *sc =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn_state *cs = sc ? sc->socket_context : NULL;
+	const char *query = strchr(uri, '?');
+	size_t params = 0;
+	for (const char *p = query; p; p = strchr(p + 1, '&'))
+		params++;
+	if (params > HTTP_MAX_QUERY_PARAMS) {
+		const union MHD_ConnectionInfo *fd =
+		    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (fd)
+			shutdown(fd->connect_fd, SHUT_RDWR);
+		log_warn(NULL, "http: closed a connection whose query has %zu parameters (at most %d)",
+			 params, HTTP_MAX_QUERY_PARAMS);
+	} else if (cs) {
+		cs->uri_too_long = strlen(uri) > HTTP_MAX_URI_BYTES;
+	}
+	return NULL;
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	struct http_server *srv = cls;
-	struct request *r = *con_cls;
+	(void)cls;
 	(void)conn;
 	(void)toe;
-	if (r == NULL)
-		return;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	double secs = (double)(now.tv_sec - r->started.tv_sec) +
-		      (double)(now.tv_nsec - r->started.tv_nsec) / 1e9;
-	if (r->status != 0) {
-		const char *route = r->route_index < srv->n_routes ? srv->routes[r->route_index].path
-								   : "unmatched";
-		metrics_observe(r->route_index, r->method, r->status, secs);
-		log_access(r->request_id, r->method, route, r->status, secs * 1000.0,
-			   core_problem_code(r->problem_code),
-			   r->dberr.sqlstate, r->dberr.message);
-	}
-	free(r->body);
-	free(r);
+	request_done(*con_cls);
 	*con_cls = NULL;
-	atomic_fetch_sub(&srv->in_flight, 1);
 }
 
 static int hex_digit(char c)
@@ -695,11 +794,17 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 	}
 	/* A few epoll I/O threads hold every connection (an idle one costs its memory pool and
 	 * no thread); blocking work goes to the lanes through suspend/resume. */
+	if (!conns_start(cfg->header_timeout * 1000u)) {
+		freeaddrinfo(ai);
+		free(srv);
+		return false;
+	}
 	if (!lane_start("workers", cfg->db_pool, cfg->db_pool, cfg->db_acquire_timeout_ms,
 			&srv->workers) ||
 	    !lane_start("elastic", 1, HTTP_ELASTIC_LANE_MAX, cfg->db_acquire_timeout_ms,
 			&srv->elastic)) {
 		lane_stop(srv->workers);
+		conns_stop();
 		freeaddrinfo(ai);
 		free(srv);
 		return false;
@@ -717,6 +822,11 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_IO_THREADS,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->connection_memory,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
+		MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv,
+		/* behind a gateway every connection comes from it: per-client limits are its job */
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		cfg->trust_proxy ? 0u : (unsigned)cfg->max_client_connections,
 		MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
 		MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
 		MHD_OPTION_END);
@@ -726,6 +836,7 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 		log_error(NULL, "cannot listen on %s", cfg_addr_format(cfg, addr, sizeof addr));
 		lane_stop(srv->elastic);
 		lane_stop(srv->workers);
+		conns_stop();
 		free(srv);
 		return false;
 	}
@@ -769,5 +880,6 @@ void http_stop(struct http_server *srv, unsigned drain_ms)
 	lane_stop(srv->workers);
 	wait_in_flight(srv, mono_ms() + HTTP_FLUSH_MS, 0); /* those answers go out */
 	MHD_stop_daemon(srv->daemon);
+	conns_stop();
 	free(srv);
 }

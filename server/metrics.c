@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/conns.h"
+
 #define N_METHODS 8
 #define N_STATUS 24
 #define N_BUCKETS 14
@@ -167,6 +169,12 @@ char *metrics_render(size_t *len)
 			fprintf(f, "recallgate_provider_calls_total{call=\"%s\",outcome=\"%s\"} %llu\n",
 				call_names[c], outcome_names[o],
 				atomic_load(&provider_calls[c][o]));
+	fprintf(f,
+		"# HELP recallgate_http_header_timeouts_total Connections closed because their first "
+		"request's headers did not arrive within RECALLGATE_HEADER_TIMEOUT.\n"
+		"# TYPE recallgate_http_header_timeouts_total counter\n"
+		"recallgate_http_header_timeouts_total %llu\n",
+		conns_header_timeouts());
 	fclose(f);
 	return buf;
 }

@@ -62,6 +62,14 @@ static bool fits(const char *tmpl, char *const *seg, int nseg, struct router_mat
 	return *t == '\0'; /* and no more */
 }
 
+/* HEAD is answered on every GET route (RFC 9110 §9.3.2): same status and headers, and
+ * libmicrohttpd sends no body. */
+static bool method_fits(const char *route_method, const char *method)
+{
+	return strcmp(route_method, method) == 0 ||
+	       (strcmp(method, "HEAD") == 0 && strcmp(route_method, "GET") == 0);
+}
+
 enum router_result router_match(const struct h_route *routes, size_t n, const char *method,
 				const char *path, struct router_match *m)
 {
@@ -81,7 +89,7 @@ enum router_result router_match(const struct h_route *routes, size_t n, const ch
 		path_known = true;
 		if (m->path_route == NULL)
 			m->path_route = &routes[i];
-		if (strcmp(routes[i].method, method) == 0) {
+		if (method_fits(routes[i].method, method)) {
 			m->route = &routes[i];
 			fits(routes[i].path, seg, nseg, m, true);
 			break;
@@ -95,14 +103,19 @@ enum router_result router_match(const struct h_route *routes, size_t n, const ch
 	/* Allow lists every method of the templates that fit (sorted, for 405 and preflight). */
 	const char *methods[16];
 	size_t nm = 0;
-	for (size_t i = 0; i < n && nm < 16; i++) {
+	for (size_t i = 0; i < n && nm < 15; i++) {
 		if (!fits(routes[i].path, seg, nseg, m, false))
 			continue;
-		bool seen = false;
-		for (size_t j = 0; j < nm; j++)
-			seen = seen || strcmp(methods[j], routes[i].method) == 0;
-		if (!seen)
-			methods[nm++] = routes[i].method;
+		for (int head = 0; head < 2; head++) {
+			const char *name = head ? "HEAD" : routes[i].method;
+			if (head && strcmp(routes[i].method, "GET") != 0)
+				break;
+			bool seen = false;
+			for (size_t j = 0; j < nm; j++)
+				seen = seen || strcmp(methods[j], name) == 0;
+			if (!seen)
+				methods[nm++] = name;
+		}
 	}
 	for (size_t i = 1; i < nm; i++)
 		for (size_t j = i; j > 0 && strcmp(methods[j - 1], methods[j]) > 0; j--) {

@@ -58,7 +58,7 @@ static void test_static_route(void **state)
 	assert_int_equal(m.nparams, 0);
 	assert_string_equal(m.allow, ""); /* Allow: only for a 405 or OPTIONS */
 	assert_int_equal(match("OPTIONS", "/healthz"), ROUTER_METHOD_NOT_ALLOWED);
-	assert_string_equal(m.allow, "GET");
+	assert_string_equal(m.allow, "GET, HEAD");
 
 	assert_int_equal(match("POST", "/v1/tokens"), ROUTER_FOUND);
 	assert_ptr_equal(m.route, &routes[R_TOKENS_CREATE]);
@@ -66,7 +66,7 @@ static void test_static_route(void **state)
 	assert_ptr_equal(m.route, &routes[R_TOKENS_LIST]);
 	assert_string_equal(m.allow, ""); /* Allow: only for a 405 or OPTIONS */
 	assert_int_equal(match("OPTIONS", "/v1/tokens"), ROUTER_METHOD_NOT_ALLOWED);
-	assert_string_equal(m.allow, "GET, POST");
+	assert_string_equal(m.allow, "GET, HEAD, POST");
 
 	assert_int_equal(match("GET", "/v1/audit"), ROUTER_FOUND);
 	assert_ptr_equal(m.route, &routes[R_AUDIT_LIST]);
@@ -158,30 +158,30 @@ static void test_method_not_allowed(void **state)
 	(void)state;
 	assert_int_equal(match("DELETE", "/v1/threads/t1/memory-mode"), ROUTER_METHOD_NOT_ALLOWED);
 	assert_null(m.route);
-	assert_string_equal(m.allow, "GET, PUT");
+	assert_string_equal(m.allow, "GET, HEAD, PUT");
 
 	assert_int_equal(match("POST", "/v1/threads/t1/memory-mode"), ROUTER_METHOD_NOT_ALLOWED);
-	assert_string_equal(m.allow, "GET, PUT");
+	assert_string_equal(m.allow, "GET, HEAD, PUT");
 
 	assert_int_equal(match("POST", "/healthz"), ROUTER_METHOD_NOT_ALLOWED);
-	assert_string_equal(m.allow, "GET");
+	assert_string_equal(m.allow, "GET, HEAD");
 
 	assert_int_equal(match("DELETE", "/v1/tokens"), ROUTER_METHOD_NOT_ALLOWED);
-	assert_string_equal(m.allow, "GET, POST");
+	assert_string_equal(m.allow, "GET, HEAD, POST");
 
 	assert_int_equal(match("GET", "/v1/tokens/tok_1"), ROUTER_METHOD_NOT_ALLOWED);
 	assert_string_equal(m.allow, "DELETE");
 
 	assert_int_equal(match("PUT", "/v1/threads/t1/goals/g1"), ROUTER_METHOD_NOT_ALLOWED);
-	assert_string_equal(m.allow, "GET");
+	assert_string_equal(m.allow, "GET, HEAD");
 
 	/* methods are case-sensitive (RFC 9110 §9.1) */
 	assert_int_equal(match("get", "/healthz"), ROUTER_METHOD_NOT_ALLOWED);
-	assert_string_equal(m.allow, "GET");
+	assert_string_equal(m.allow, "GET, HEAD");
 
 	/* OPTIONS is not routed: a preflight reads the Allow list */
 	assert_int_equal(match("OPTIONS", "/v1/threads/t1/memory-mode"), ROUTER_METHOD_NOT_ALLOWED);
-	assert_string_equal(m.allow, "GET, PUT");
+	assert_string_equal(m.allow, "GET, HEAD, PUT");
 }
 
 static void test_static_path_beats_template_listed_after(void **state)
@@ -193,13 +193,30 @@ static void test_static_path_beats_template_listed_after(void **state)
 	/* the path fits both: Allow has the methods of both */
 	assert_string_equal(m.allow, ""); /* Allow: only for a 405 or OPTIONS */
 	assert_int_equal(match("OPTIONS", "/v1/tokens/stats"), ROUTER_METHOD_NOT_ALLOWED);
-	assert_string_equal(m.allow, "DELETE, GET");
+	assert_string_equal(m.allow, "DELETE, GET, HEAD");
 	/* the template still serves its own method on that path */
 	assert_int_equal(match("DELETE", "/v1/tokens/stats"), ROUTER_FOUND);
 	assert_ptr_equal(m.route, &routes[R_TOKEN_DELETE]);
 	assert_string_equal(param("token_id"), "stats");
 	assert_int_equal(match("PUT", "/v1/tokens/stats"), ROUTER_METHOD_NOT_ALLOWED);
-	assert_string_equal(m.allow, "DELETE, GET");
+	assert_string_equal(m.allow, "DELETE, GET, HEAD");
+}
+
+/* HEAD is answered on every GET route, and listed in Allow with it */
+static void test_head_on_get_routes(void **state)
+{
+	(void)state;
+	static const struct h_route get_and_post[] = {
+		{"POST", "/items", h_mode_put, 0, NULL, NULL, H_LANE_WORKER},
+		{"GET", "/items/{id}", h_goal_get, 0, NULL, NULL, H_LANE_WORKER},
+	};
+	assert_int_equal(router_match(get_and_post, N_ELEMS(get_and_post), "HEAD", "/items/7", &m),
+			 ROUTER_FOUND);
+	assert_ptr_equal(m.route, &get_and_post[1]);
+	assert_string_equal(param("id"), "7");
+	assert_int_equal(router_match(get_and_post, N_ELEMS(get_and_post), "HEAD", "/items", &m),
+			 ROUTER_METHOD_NOT_ALLOWED);
+	assert_string_equal(m.allow, "POST");
 }
 
 static void test_first_listed_wins(void **state)
@@ -216,7 +233,7 @@ static void test_first_listed_wins(void **state)
 	assert_string_equal(m.allow, ""); /* Allow: only for a 405 or OPTIONS */
 	assert_int_equal(router_match(template_first, N_ELEMS(template_first), "OPTIONS",
 				      "/items/special", &m), ROUTER_METHOD_NOT_ALLOWED);
-	assert_string_equal(m.allow, "GET");
+	assert_string_equal(m.allow, "GET, HEAD");
 }
 
 static void test_allow_sorted_and_unique(void **state)
@@ -234,13 +251,13 @@ static void test_allow_sorted_and_unique(void **state)
 	};
 	assert_int_equal(router_match(many, N_ELEMS(many), "TRACE", "/x/1", &m),
 			 ROUTER_METHOD_NOT_ALLOWED);
-	assert_string_equal(m.allow, "DELETE, GET, PATCH, POST, PUT");
+	assert_string_equal(m.allow, "DELETE, GET, HEAD, PATCH, POST, PUT");
 	assert_int_equal(router_match(many, N_ELEMS(many), "GET", "/x/1", &m), ROUTER_FOUND);
 	assert_ptr_equal(m.route, &many[2]);
 	assert_string_equal(param("id"), "1");
 	assert_string_equal(m.allow, ""); /* Allow: only for a 405 or OPTIONS */
 	assert_int_equal(router_match(many, N_ELEMS(many), "OPTIONS", "/x/1", &m), ROUTER_METHOD_NOT_ALLOWED);
-	assert_string_equal(m.allow, "DELETE, GET, PATCH, POST, PUT");
+	assert_string_equal(m.allow, "DELETE, GET, HEAD, PATCH, POST, PUT");
 
 	/* a root route */
 	assert_int_equal(router_match(many, N_ELEMS(many), "GET", "/", &m), ROUTER_FOUND);
@@ -257,7 +274,7 @@ static void test_match_state_is_reset(void **state)
 	assert_int_equal(m.nparams, 0);
 	assert_string_equal(m.allow, ""); /* Allow: only for a 405 or OPTIONS */
 	assert_int_equal(match("OPTIONS", "/healthz"), ROUTER_METHOD_NOT_ALLOWED);
-	assert_string_equal(m.allow, "GET");
+	assert_string_equal(m.allow, "GET, HEAD");
 	assert_int_equal(match("GET", "/nope"), ROUTER_NOT_FOUND);
 	assert_null(m.route);
 	assert_int_equal(m.nparams, 0);
@@ -298,6 +315,7 @@ int main(void)
 		cmocka_unit_test(test_not_found),
 		cmocka_unit_test(test_method_not_allowed),
 		cmocka_unit_test(test_static_path_beats_template_listed_after),
+		cmocka_unit_test(test_head_on_get_routes),
 		cmocka_unit_test(test_first_listed_wins),
 		cmocka_unit_test(test_allow_sorted_and_unique),
 		cmocka_unit_test(test_match_state_is_reset),
