@@ -79,6 +79,18 @@ static bool nonempty(const char *s)
 	return s && *s;
 }
 
+/* The bytes of s's first at most max bytes that end on a UTF-8 sequence boundary: a quoted
+ * id cut inside a sequence would make the detail invalid UTF-8, json_pack would refuse it
+ * and the check would vanish from the verdict. */
+static int utf8_prefix(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+	if (n == max && s[n] != '\0')
+		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+			n--; /* s[n] continues a sequence: cut before that sequence's lead byte */
+	return (int)n;
+}
+
 /* The source ref with this id, or NULL. */
 static const json_t *find_ref(const json_t *refs, const char *id)
 {
@@ -141,7 +153,9 @@ static bool ref_complete(const json_t *ref, const char *id, char *detail, size_t
 	if (ref && nonempty(str_at(ref, "path")) && nonempty(str_at(ref, "range")) &&
 	    nonempty(str_at(ref, "content_hash")))
 		return true;
-	snprintf(detail, size, "cited source ref %.64s %s", id ? id : "(not a string)",
+	if (id == NULL)
+		id = "(not a string)";
+	snprintf(detail, size, "cited source ref %.*s %s", utf8_prefix(id, 64), id,
 		 ref ? "lacks path, range or content_hash" : "does not exist");
 	return false;
 }
@@ -150,7 +164,8 @@ static bool ref_expandable(const json_t *ref, const char *id, char *detail, size
 {
 	if (ref == NULL || nonempty(str_at(ref, "expansion_command")))
 		return true; /* a missing ref is missing_source_ref's finding */
-	snprintf(detail, size, "cited source ref %.64s has no expansion command", id);
+	snprintf(detail, size, "cited source ref %.*s has no expansion command",
+		 utf8_prefix(id, 64), id);
 	return false;
 }
 
@@ -275,11 +290,15 @@ static void check_budget(const json_t *env, struct env_verdict *v)
 	const json_t *max = json_object_get(b, "max_input_tokens");
 	const json_t *target = json_object_get(b, "target_packet_tokens");
 	json_int_t reserved = json_integer_value(json_object_get(b, "reserved_response_tokens"));
+	json_int_t room = 0;
+	/* Exact for any integers (the body's rules keep them ≥ 0, the verifier does not rely
+	 * on it): room that overflows below the minimum fits no target, above the maximum all. */
+	bool room_overflows = __builtin_sub_overflow(json_integer_value(max), reserved, &room);
 	const char *detail = NULL;
 	char buf[160];
 	if (!json_is_integer(max) || !json_is_integer(target)) {
 		detail = "the budget lacks max_input_tokens or target_packet_tokens";
-	} else if (json_integer_value(target) > json_integer_value(max) - reserved) {
+	} else if (room_overflows ? reserved > 0 : json_integer_value(target) > room) {
 		detail = "target_packet_tokens exceeds max_input_tokens minus reserved_response_tokens";
 	} else {
 		size_t bytes = 0, i;

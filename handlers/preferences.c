@@ -15,15 +15,17 @@
 #define PREF_HISTORY_DEFAULT 20
 #define PREF_WRITE_ATTEMPTS 3
 
-static const struct field_spec expected_revision_field = {
-	.name = "expected_revision", .type = F_INT, .required = true, .nullable = true, .min = 1,
-	.max = INT64_MAX};
+/* A macro, not a const object: C11 does not make an object a constant expression (gcc
+ * accepts it as an extension, clang refuses it). */
+#define EXPECTED_REVISION_FIELD                                                            \
+	{.name = "expected_revision", .type = F_INT, .required = true, .nullable = true,     \
+	 .min = 1, .max = INT64_MAX}
 
 const struct field_spec h_pref_remember_body[] = {
 	{.name = "statement", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_STATEMENT_MAX},
 	{.name = "source_ref", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_SOURCE_REF_MAX},
 	{.name = "source_quote", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_SOURCE_QUOTE_MAX},
-	expected_revision_field,
+	EXPECTED_REVISION_FIELD,
 	{.name = "operation_id", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_OPERATION_ID_MAX},
 	{.name = "expires_at", .type = F_TIMESTAMP, .nullable = true},
 	{.name = "execute", .type = F_BOOL, .required = true},
@@ -33,7 +35,7 @@ const struct field_spec h_pref_remember_body[] = {
 const struct field_spec h_pref_retire_body[] = {
 	{.name = "source_ref", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_SOURCE_REF_MAX},
 	{.name = "source_quote", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_SOURCE_QUOTE_MAX},
-	expected_revision_field,
+	EXPECTED_REVISION_FIELD,
 	{.name = "operation_id", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_OPERATION_ID_MAX},
 	{.name = "execute", .type = F_BOOL, .required = true},
 	{.name = NULL},
