@@ -51,6 +51,11 @@ void h_db_failed(struct h_ctx *ctx, enum rg_status st)
 	if (st == RG_RETRY)
 		h_problem(ctx, 503, "database_unavailable",
 			  "The database could not complete the request now; retry.", NULL);
+	else if (st == RG_TIMEOUT)
+		h_problem(ctx, 504, "query_timeout",
+			  "The database did not finish the request within its time limit; retry, or "
+			  "ask for less.",
+			  NULL);
 	else if (st == RG_UNAVAILABLE)
 		h_problem(ctx, 503, "database_unavailable",
 			  "The database is unavailable; retry later.", NULL);

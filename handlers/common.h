@@ -25,7 +25,8 @@ void h_problem(struct h_ctx *ctx, int status, const char *code, const char *deta
 void h_invalid(struct h_ctx *ctx, const char *field, const char *reason);
 /* Borrows a pooled connection; false after answering 503. */
 bool h_acquire(struct h_ctx *ctx, struct db_conn **c) RG_MUSTCHECK;
-/* Answers a failed db/ call: 503 database_unavailable, or 500 internal. */
+/* Answers a failed db/ call: 503 database_unavailable, 504 query_timeout (statement
+ * timeout), or 500 internal. */
 void h_db_failed(struct h_ctx *ctx, enum rg_status st);
 /* After a write: answers a failed db/ call (h_db_failed); true when the request has its
  * answer already (that failure, or a problem such as a refused guard). */

@@ -244,6 +244,11 @@ static bool authenticate(struct request *r, enum MHD_Result *ret)
 	if (st == RG_UNAVAILABLE)
 		*ret = problem(r, 503, "database_unavailable",
 			       "The database is unavailable; retry later.", NULL, -1, NULL);
+	else if (st == RG_TIMEOUT)
+		*ret = problem(r, 504, "query_timeout",
+			       "The database did not finish the request within its time limit; retry, "
+			       "or ask for less.",
+			       NULL, -1, NULL);
 	else if (st == RG_NOT_FOUND)
 		*ret = problem(r, 401, "unauthenticated", "A valid bearer token is required.", NULL,
 			       -1, NULL);
