@@ -179,7 +179,8 @@ static const char *object(const char *p, struct buf *out, int depth)
 		else if (*p != '}')
 			goto out;
 	}
-	qsort(m, n, sizeof *m, member_cmp);
+	if (n > 1)
+		qsort(m, n, sizeof *m, member_cmp);
 	put(out, "{", 1);
 	for (size_t i = 0; i < n; i++) {
 		if (i)

@@ -22,6 +22,7 @@ static const struct {
 	{"capacity_exceeded", "Capacity exceeded"},
 	{"rate_limited", "Rate limited"},
 	{"database_unavailable", "Database unavailable"},
+	{"query_timeout", "Query timeout"},
 	{"internal", "Internal error"},
 	{"thin_pointer_required", "Thin pointer required"},
 	{"assent_missing", "Assent missing"},

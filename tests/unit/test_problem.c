@@ -40,7 +40,8 @@ static void test_titles(void **state)
 		{"operation_conflict", 409}, {"precondition_failed", 412},
 		{"payload_too_large", 413}, {"unsupported_media_type", 415},
 		{"validation_failed", 422}, {"unknown_field", 422}, {"capacity_exceeded", 422},
-		{"rate_limited", 429}, {"database_unavailable", 503}, {"internal", 500},
+		{"rate_limited", 429}, {"database_unavailable", 503}, {"query_timeout", 504},
+		{"internal", 500},
 	};
 	for (size_t i = 0; i < N_ELEMS(codes); i++) {
 		const char *title = core_problem_title(codes[i].code);
