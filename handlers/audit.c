@@ -105,9 +105,11 @@ static bool read_verify_page(struct h_ctx *ctx, const char *type, const char *id
 	*limit = RG_AUDIT_VERIFY_DEFAULT;
 	*after = 0;
 	if (l) {
-		long v = 0;
+		long long v = 0;
 		size_t n = strspn(l, "0123456789");
-		if (n == 0 || n > 6 || l[n] != '\0' || (v = strtol(l, NULL, 10)) < 1 ||
+		/* leading zeros are fine, as for every other limit (h_page); 18 digits cannot
+		 * overflow */
+		if (n == 0 || n > 18 || l[n] != '\0' || (v = strtoll(l, NULL, 10)) < 1 ||
 		    v > RG_AUDIT_VERIFY_MAX) {
 			h_invalid(ctx, "limit", "must be an integer between 1 and 100000");
 			return false;
@@ -127,19 +129,15 @@ struct verify_page {
 	bool more;
 };
 
-static const char *col(const PGresult *res, int row, int c)
-{
-	return db_text(res, row, c);
-}
-
 /* false when memory ran out (jsonb's text is always JSON). */
 static bool check_record(const PGresult *res, int i, struct verify_page *p)
 {
+	/* the columns in db_audit_verify_chunk's order */
 	const struct core_audit_record r = {
-	    col(res, i, 0), col(res, i, 1), col(res, i, 2), col(res, i, 3), col(res, i, 4),
-	    col(res, i, 5), col(res, i, 6), col(res, i, 7), col(res, i, 8), col(res, i, 9),
-	    col(res, i, 10)};
-	const char *stored = col(res, i, 11), *expected_prev = col(res, i, 12);
+	    db_text(res, i, 0), db_text(res, i, 1), db_text(res, i, 2), db_text(res, i, 3),
+	    db_text(res, i, 4), db_text(res, i, 5), db_text(res, i, 6), db_text(res, i, 7),
+	    db_text(res, i, 8), db_text(res, i, 9), db_text(res, i, 10)};
+	const char *stored = db_text(res, i, 11), *expected_prev = db_text(res, i, 12);
 	char computed[RG_SHA256_TAGGED_SIZE];
 	if (!core_audit_hash(&r, computed))
 		return false;

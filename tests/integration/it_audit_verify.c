@@ -188,8 +188,10 @@ static void test_limits_at_their_edges(void **state)
 	expect_page(admin_a, query, true, 1, 0, cursor);
 	expect_page(admin_a, "limit=100000", true, total_a, 0, cursor);
 	IT_CHECK(*cursor == '\0', "every record checked, yet a next_cursor: %s", cursor);
+	expect_page(admin_a, "limit=0000002", true, 2, 0, cursor);
 	static const char *const bad_limits[] = {"limit=0", "limit=100001", "limit=-1",
-						 "limit=abc", "limit=", "limit=1e3"};
+						 "limit=abc", "limit=", "limit=1e3",
+						 "limit=0100001", "limit=99999999999999999999"};
 	for (size_t i = 0; i < sizeof bad_limits / sizeof *bad_limits; i++) {
 		struct it_resp r;
 		verify(admin_a, bad_limits[i], &r);
