@@ -65,7 +65,10 @@
 	X(SHUTTING_DOWN, shutting_down, 503, "Shutting down", \
 	  "This instance is shutting down; retry on another.") \
 	X(TOO_MANY_STREAMS, too_many_streams, 503, "Too many event streams", \
-	  "This instance serves as many event streams as it may; retry later.")
+	  "This instance serves as many event streams as it may; retry later.") \
+	X(QUERY_TIMEOUT, query_timeout, 504, "Query timeout", \
+	  "The database did not finish the request within its time limit; retry, or ask for " \
+	  "less.")
 
 enum rg_problem {
 	PROBLEM_NONE = 0, /* no problem: a handler's answer is its reply */

@@ -13,7 +13,8 @@ enum rg_status {
 	RG_UNAVAILABLE,   /* database unreachable or pool exhausted */
 	RG_RETRY,         /* serialization failure or deadlock: safe to retry */
 	RG_ERROR,         /* anything else */
-	RG_NOMEM
+	RG_NOMEM,
+	RG_TIMEOUT        /* the statement outran statement_timeout: the database is up */
 };
 
 #endif

@@ -11,20 +11,23 @@ static const struct db_stmt list_stmt = {
 	" AND seq > $4::bigint ORDER BY seq LIMIT $5::int",
 	5, false};
 
-/* A record is bad when its prev_hash is not the previous record's hash or its own hash does
- * not recompute. */
+/* One chunk of a verify page: the records after $4, oldest first, at most $5 + 1 rows, each
+ * with the hash its prev_hash must equal: NULL for a chain's first record, else the hash of
+ * the record before it in its chain (chain_pos - 1) wherever that record is, so that a chain
+ * crossing a page or chunk boundary is checked across it; '' (never a stored hash) when
+ * that record is missing. The lookup is one probe of audit_log_by_chain per record. */
 static const struct db_stmt verify_stmt = {
-	"audit_verify",
-	"SELECT count(*), coalesce(min(seq) FILTER (WHERE prev_hash IS DISTINCT FROM expected_prev"
-	"  OR hash IS DISTINCT FROM computed), 0)"
-	" FROM (SELECT a.seq, a.prev_hash, a.hash,"
-	"  lag(a.hash) OVER (PARTITION BY a.resource_type, a.resource_id ORDER BY a.chain_pos)"
-	"   AS expected_prev,"
-	"  audit_hash(a.prev_hash, a) AS computed"
-	"  FROM audit_log a WHERE a.tenant_id = $1"
-	"  AND ($2::text IS NULL OR a.resource_type = $2)"
-	"  AND ($3::text IS NULL OR a.resource_id = $3)) chain",
-	3, false};
+	"audit_verify_chunk",
+	"SELECT a.seq, to_char(a.at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'),"
+	" a.actor_token_id, a.action, a.resource_type, a.resource_id, a.revision_before,"
+	" a.revision_after, a.request_id, a.details::text, a.prev_hash, a.hash,"
+	" CASE WHEN a.chain_pos > 1 THEN coalesce((SELECT p.hash FROM audit_log p"
+	"  WHERE p.tenant_id = a.tenant_id AND p.resource_type = a.resource_type"
+	"  AND p.resource_id = a.resource_id AND p.chain_pos = a.chain_pos - 1), '') END"
+	" FROM audit_log a WHERE a.tenant_id = $1"
+	" AND ($2::text IS NULL OR a.resource_type = $2) AND ($3::text IS NULL OR a.resource_id = $3)"
+	" AND a.seq > $4::bigint ORDER BY a.seq LIMIT $5::int",
+	5, false};
 
 enum rg_status db_audit_list(struct db_conn *c, const char *tenant_id, const char *resource_type,
 			     const char *resource_id, int64_t after_seq, int limit, PGresult **res,
@@ -36,17 +39,13 @@ enum rg_status db_audit_list(struct db_conn *c, const char *tenant_id, const cha
 	return db_exec(c, &list_stmt, params, res, err);
 }
 
-enum rg_status db_audit_verify(struct db_conn *c, const char *tenant_id,
-			       const char *resource_type, const char *resource_id,
-			       struct db_audit_verdict *out, struct db_error *err)
+enum rg_status db_audit_verify_chunk(struct db_conn *c, const char *tenant_id,
+				     const char *resource_type, const char *resource_id,
+				     int64_t after_seq, int limit, PGresult **res,
+				     struct db_error *err)
 {
-	const char *params[] = {tenant_id, resource_type, resource_id};
-	PGresult *res = NULL;
-	enum rg_status st = db_exec(c, &verify_stmt, params, &res, err);
-	if (st != RG_OK)
-		return st;
-	out->checked = db_int(res, 0, 0);
-	out->first_bad_seq = db_int(res, 0, 1);
-	PQclear(res);
-	return RG_OK;
+	char after[DB_INT_SIZE], lim[DB_INT_SIZE];
+	const char *params[] = {tenant_id, resource_type, resource_id,
+				db_int_param(after, after_seq), db_page_limit_param(lim, limit)};
+	return db_exec(c, &verify_stmt, params, res, err);
 }

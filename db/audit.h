@@ -14,14 +14,14 @@ enum rg_status db_audit_list(struct db_conn *c, const char *tenant_id, const cha
 			     const char *resource_id, int64_t after_seq, int limit, PGresult **res,
 			     struct db_error *err) RG_MUSTCHECK;
 
-struct db_audit_verdict {
-	int64_t checked;
-	int64_t first_bad_seq; /* 0 when every record is intact */
-};
-
-/* Recomputes every selected chain in the database (one round trip). */
-enum rg_status db_audit_verify(struct db_conn *c, const char *tenant_id,
-			       const char *resource_type, const char *resource_id,
-			       struct db_audit_verdict *out, struct db_error *err) RG_MUSTCHECK;
+/* One chunk of a verify page: the records with seq > after_seq, oldest first, at most
+ * limit+1 rows; resource_type and resource_id may be NULL. *res is new; columns: seq, at (as
+ * audit_record_json formats it), actor_token_id, action, resource_type, resource_id,
+ * revision_before, revision_after, request_id, details (jsonb text), prev_hash, hash,
+ * expected_prev (NULL for a chain's first record; '' when its predecessor is missing). */
+enum rg_status db_audit_verify_chunk(struct db_conn *c, const char *tenant_id,
+				     const char *resource_type, const char *resource_id,
+				     int64_t after_seq, int limit, PGresult **res,
+				     struct db_error *err) RG_MUSTCHECK;
 
 #endif

@@ -183,7 +183,7 @@ static void ignore_notice(void *arg, const char *message)
 static bool connect_conn(struct db_pool *p, struct db_conn *c, struct db_error *err)
 {
 	/* Every statement is bounded so that a stuck lock cannot hold a request (and the
-	 * shutdown drain) beyond its budget; 57014 then answers 503. */
+	 * shutdown drain) beyond its budget; 57014 then answers 504 query_timeout. */
 	static const char *const keys[] = {"connect_timeout", "application_name", "options",
 					   "dbname", NULL};
 	const char *vals[] = {"3", "recallgate",
@@ -325,7 +325,10 @@ static enum rg_status map_failure(struct db_conn *c, const PGresult *res, struct
 		c->broken = true;
 		st = RG_UNAVAILABLE;
 	} else if (strcmp(state, "57014") == 0) {
-		st = RG_UNAVAILABLE; /* statement timeout */
+		/* statement_timeout (or a cancel): the connection is fine and the database is up;
+		 * reporting it as unavailable would send operators after an outage that is not
+		 * there and let a gateway pull a healthy instance. */
+		st = RG_TIMEOUT;
 	} else if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0) {
 		st = RG_RETRY;
 	} else if (strcmp(state, "23505") == 0) {

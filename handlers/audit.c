@@ -1,6 +1,8 @@
 /* Audit (API.md §10): list with filters and cursor, verify the hash chains. */
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/audit.h"
 #include "core/ids.h"
 #include "db/audit.h"
 #include "handlers/common.h"
@@ -93,23 +95,109 @@ void h_audit_list(struct h_ctx *ctx)
 	h_list(ctx, &q);
 }
 
+/* Reads ?limit= (1..RG_AUDIT_VERIFY_MAX) and ?after= (a cursor of this tenant and these
+ * filters); false after answering 422. */
+static bool read_verify_page(struct h_ctx *ctx, const char *type, const char *id, int *limit,
+			     int64_t *after)
+{
+	const char *l = ctx->query(ctx, "limit");
+	const char *a = ctx->query(ctx, "after");
+	*limit = RG_AUDIT_VERIFY_DEFAULT;
+	*after = 0;
+	if (l) {
+		long long v = 0;
+		size_t n = strspn(l, "0123456789");
+		/* leading zeros are fine, as for every other limit (h_page); 18 digits cannot
+		 * overflow */
+		if (n == 0 || n > 18 || l[n] != '\0' || (v = strtoll(l, NULL, 10)) < 1 ||
+		    v > RG_AUDIT_VERIFY_MAX) {
+			h_invalid(ctx, "limit", "must be an integer between 1 and 100000");
+			return false;
+		}
+		*limit = (int)v;
+	}
+	if (a && !core_audit_cursor_decode(ctx->tenant_id, type, id, a, after)) {
+		h_invalid(ctx, "after",
+			  "must be a next_cursor returned by this endpoint for the same filters");
+		return false;
+	}
+	return true;
+}
+
+struct verify_page {
+	int64_t checked, first_bad_seq, last_seq;
+	bool more;
+};
+
+/* false when memory ran out (jsonb's text is always JSON). */
+static bool check_record(const PGresult *res, int i, struct verify_page *p)
+{
+	/* the columns in db_audit_verify_chunk's order */
+	const struct core_audit_record r = {
+	    db_text(res, i, 0), db_text(res, i, 1), db_text(res, i, 2), db_text(res, i, 3),
+	    db_text(res, i, 4), db_text(res, i, 5), db_text(res, i, 6), db_text(res, i, 7),
+	    db_text(res, i, 8), db_text(res, i, 9), db_text(res, i, 10)};
+	const char *stored = db_text(res, i, 11), *expected_prev = db_text(res, i, 12);
+	char computed[RG_SHA256_TAGGED_SIZE];
+	if (!core_audit_hash(&r, computed))
+		return false;
+	bool prev_ok = r.prev_hash && expected_prev ? strcmp(r.prev_hash, expected_prev) == 0
+						    : r.prev_hash == expected_prev;
+	p->last_seq = db_int(res, i, 0);
+	p->checked++;
+	if ((!prev_ok || strcmp(computed, stored) != 0) && p->first_bad_seq == 0)
+		p->first_bad_seq = p->last_seq;
+	return true;
+}
+
+/* Checks up to `limit` records after `after`, in chunks of RG_AUDIT_VERIFY_CHUNK rows: the
+ * database reads rows and probes each record's predecessor; hashing happens here. */
+static enum rg_status verify_page(struct h_ctx *ctx, struct db_conn *c, const char *type,
+				  const char *id, int64_t after, int limit, struct verify_page *p)
+{
+	*p = (struct verify_page){.last_seq = after};
+	for (int remaining = limit; remaining > 0;) {
+		int n = remaining < RG_AUDIT_VERIFY_CHUNK ? remaining : RG_AUDIT_VERIFY_CHUNK;
+		PGresult *res = NULL;
+		enum rg_status st = db_audit_verify_chunk(c, ctx->tenant_id, type, id, p->last_seq,
+							  n, &res, &ctx->dberr);
+		if (st != RG_OK)
+			return st;
+		int rows = PQntuples(res);
+		for (int i = 0; i < rows && i < n && st == RG_OK; i++)
+			st = check_record(res, i, p) ? RG_OK : RG_NOMEM;
+		PQclear(res);
+		p->more = rows > n;
+		remaining -= n;
+		if (st != RG_OK || !p->more)
+			return st;
+	}
+	return RG_OK;
+}
+
 void h_audit_verify(struct h_ctx *ctx)
 {
 	const char *type, *id;
-	struct db_audit_verdict v;
+	int limit;
+	int64_t after;
+	struct verify_page p;
 	struct db_conn *c = NULL;
-	if (!read_filters(ctx, &type, &id))
+	if (!read_filters(ctx, &type, &id) || !read_verify_page(ctx, type, id, &limit, &after))
 		return;
 	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK)
-		st = db_audit_verify(c, ctx->tenant_id, type, id, &v, &ctx->dberr);
+		st = verify_page(ctx, c, type, id, after, limit, &p);
 	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
 		return;
 	}
+	char cursor[RG_AUDIT_CURSOR_SIZE];
+	if (p.more)
+		core_audit_cursor_encode(ctx->tenant_id, type, id, p.last_seq, cursor);
 	h_reply(ctx, 200,
-		json_pack("{s:b, s:I, s:o}", "ok", v.first_bad_seq == 0, "checked",
-			  (json_int_t)v.checked, "first_bad_seq",
-			  v.first_bad_seq ? json_integer(v.first_bad_seq) : json_null()));
+		json_pack("{s:b, s:I, s:o, s:o}", "ok", p.first_bad_seq == 0, "checked",
+			  (json_int_t)p.checked, "first_bad_seq",
+			  p.first_bad_seq ? json_integer(p.first_bad_seq) : json_null(),
+			  "next_cursor", p.more ? json_string(cursor) : json_null()));
 }

@@ -51,6 +51,8 @@ void h_db_failed(struct h_ctx *ctx, enum rg_status st)
 	if (st == RG_RETRY)
 		h_problem(ctx, PROBLEM_DATABASE_UNAVAILABLE,
 			  "The database could not complete the request now; retry.", NULL);
+	else if (st == RG_TIMEOUT)
+		h_problem(ctx, PROBLEM_QUERY_TIMEOUT, NULL, NULL);
 	else if (st == RG_UNAVAILABLE)
 		h_problem(ctx, PROBLEM_DATABASE_UNAVAILABLE,
 			  "The database is unavailable; retry later.", NULL);

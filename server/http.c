@@ -303,6 +303,8 @@ static bool authenticate(struct request *r, enum MHD_Result *ret)
 	if (st == RG_UNAVAILABLE)
 		*ret = problem(r, PROBLEM_DATABASE_UNAVAILABLE,
 			       "The database is unavailable; retry later.", NULL, -1, NULL);
+	else if (st == RG_TIMEOUT)
+		*ret = problem(r, PROBLEM_QUERY_TIMEOUT, NULL, NULL, -1, NULL);
 	else if (st == RG_NOT_FOUND)
 		*ret = problem(r, PROBLEM_UNAUTHENTICATED, "A valid bearer token is required.", NULL,
 			       -1, NULL);

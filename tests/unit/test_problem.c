@@ -41,7 +41,7 @@ static void test_contract_codes(void **state)
 		{"operation_conflict", 409}, {"precondition_failed", 412},
 		{"payload_too_large", 413}, {"unsupported_media_type", 415},
 		{"validation_failed", 422}, {"unknown_field", 422}, {"capacity_exceeded", 422},
-		{"rate_limited", 429}, {"database_unavailable", 503}, {"internal", 500},
+		{"rate_limited", 429}, {"database_unavailable", 503}, {"query_timeout", 504}, {"internal", 500},
 		{"invalid_request", 400}, {"uri_too_long", 414}, {"headers_too_large", 431},
 		{"shutting_down", 503}, {"too_many_streams", 503},
 	};
