@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/ratelimit.h"
+
 #define N_METHODS 8
 #define N_STATUS 24
 #define N_BUCKETS 14
@@ -167,6 +169,17 @@ char *metrics_render(size_t *len)
 			fprintf(f, "recallgate_provider_calls_total{call=\"%s\",outcome=\"%s\"} %llu\n",
 				call_names[c], outcome_names[o],
 				atomic_load(&provider_calls[c][o]));
+	/* No token or tenant label: the counts are the instance's (privacy, and bounded). */
+	struct ratelimit_stats rs;
+	ratelimit_get_stats(&rs);
+	fprintf(f,
+		"# HELP recallgate_rate_limited_total Requests refused 429 rate_limited.\n"
+		"# TYPE recallgate_rate_limited_total counter\nrecallgate_rate_limited_total %llu\n"
+		"# HELP recallgate_rate_limit_evictions_total Rate-limit buckets dropped for another "
+		"token before they were full (the table is too small for the tokens in use).\n"
+		"# TYPE recallgate_rate_limit_evictions_total counter\n"
+		"recallgate_rate_limit_evictions_total %llu\n",
+		rs.refused, rs.evicted_partial);
 	fclose(f);
 	return buf;
 }
