@@ -54,6 +54,11 @@ static const struct cfg_entry {
 	 offsetof(struct rg_config, max_connections),
 	 "client connections open at once, idle keep-alive ones included; an idle one costs "
 	 "about RECALLGATE_CONNECTION_MEMORY + 1 KiB and no thread (1..65535)"},
+	{"RECALLGATE_RATE_BURST", CFG_UINT, 0, 1000000, "0", offsetof(struct rg_config, rate_burst),
+	 "the most requests a token may make at once (its bucket); 0: the same as "
+	 "RECALLGATE_RATE_LIMIT, one second's worth (0..1000000)"},
+	{"RECALLGATE_RATE_LIMIT", CFG_UINT, 0, 100000, "0", offsetof(struct rg_config, rate_limit),
+	 "requests per second per bearer token, over it 429 rate_limited; 0: off (0..100000)"},
 	{"RECALLGATE_TRUST_PROXY", CFG_BOOL, 0, 0, "0", 0,
 	 "1: take the client address from X-Forwarded-For (behind a gateway)"},
 };

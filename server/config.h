@@ -23,6 +23,8 @@ struct rg_config {
 	unsigned max_client_connections;
 	unsigned long max_body;
 	unsigned db_acquire_timeout_ms;
+	unsigned rate_limit; /* requests per second per token; 0 = off */
+	unsigned rate_burst; /* 0 = rate_limit */
 	enum log_level log_level;
 	bool trust_proxy;
 	size_t n_origins;

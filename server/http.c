@@ -23,6 +23,7 @@
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/outbound.h"
+#include "server/ratelimit.h"
 #include "server/router.h"
 
 #define DRAIN_FACTOR 8
@@ -78,6 +79,7 @@ struct request {
 	size_t drained; /* bytes discarded after the cap */
 	int status;
 	enum rg_problem problem_code;
+	unsigned retry_after_s; /* with a 429 rate_limited */
 	struct db_error dberr;
 	/* The answer, made on any thread, queued by the I/O thread (MHD_queue_response may only
 	 * be called from the access handler). */
@@ -178,6 +180,11 @@ static enum MHD_Result problem(struct request *r, enum rg_problem code, const ch
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
 	if (status == 401)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+	if (code == PROBLEM_RATE_LIMITED) {
+		char secs[sizeof "4294967295"];
+		snprintf(secs, sizeof secs, "%u", r->retry_after_s);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	r->problem_code = code;
 	return queue(r, status, resp);
@@ -298,7 +305,11 @@ static bool authenticate(struct request *r, enum MHD_Result *ret)
 		return false;
 	if (st == RG_OK) {
 		r->authenticated = true;
-		return true;
+		/* Once per request, before the body is read or checked: a refusal changes nothing. */
+		if (ratelimit_take(r->who.token_id, &r->retry_after_s))
+			return true;
+		*ret = problem(r, PROBLEM_RATE_LIMITED, NULL, NULL, -1, NULL);
+		return false;
 	}
 	if (st == RG_UNAVAILABLE)
 		*ret = problem(r, PROBLEM_DATABASE_UNAVAILABLE,

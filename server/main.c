@@ -17,6 +17,7 @@
 #include "server/http.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/ratelimit.h"
 
 #define EXIT_USAGE 2
 
@@ -212,6 +213,11 @@ static int cmd_serve(void)
 		route_names[i] = h_routes[i].path;
 	metrics_init(route_names, h_routes_count, pool);
 	auth_init();
+	if (!ratelimit_init(cfg.rate_limit, cfg.rate_burst)) {
+		log_error(NULL, "out of memory for the rate limit table");
+		rc = 1;
+		goto out;
+	}
 	if (!http_start(&cfg, pool, h_routes, h_routes_count, &srv)) {
 		rc = 1;
 		goto out;
@@ -223,6 +229,7 @@ static int cmd_serve(void)
 	http_stop(srv, cfg.drain_timeout * 1000u);
 	log_info(NULL, "stopped");
 out:
+	ratelimit_shutdown();
 	auth_shutdown();
 	metrics_shutdown();
 	free(route_names);

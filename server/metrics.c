@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "server/conns.h"
+#include "server/ratelimit.h"
 
 #define N_METHODS 8
 #define N_STATUS 24
@@ -175,6 +176,17 @@ char *metrics_render(size_t *len)
 		"# TYPE recallgate_http_header_timeouts_total counter\n"
 		"recallgate_http_header_timeouts_total %llu\n",
 		conns_header_timeouts());
+	/* No token or tenant label: the counts are the instance's (privacy, and bounded). */
+	struct ratelimit_stats rs;
+	ratelimit_get_stats(&rs);
+	fprintf(f,
+		"# HELP recallgate_rate_limited_total Requests refused 429 rate_limited.\n"
+		"# TYPE recallgate_rate_limited_total counter\nrecallgate_rate_limited_total %llu\n"
+		"# HELP recallgate_rate_limit_evictions_total Rate-limit buckets dropped for another "
+		"token before they were full (the table is too small for the tokens in use).\n"
+		"# TYPE recallgate_rate_limit_evictions_total counter\n"
+		"recallgate_rate_limit_evictions_total %llu\n",
+		rs.refused, rs.evicted_partial);
 	fclose(f);
 	return buf;
 }

@@ -108,6 +108,7 @@ static void test_help(void **state)
 	    "RECALLGATE_LOG_LEVEL=info", "RECALLGATE_MAX_BODY=1048576",
 	    "RECALLGATE_MAX_CONNECTIONS=10000", "RECALLGATE_TRUST_PROXY=0", "[::1]:8080",
 	    "RECALLGATE_CONNECTION_MEMORY=8192", "RECALLGATE_DRAIN_TIMEOUT=10",
+	    "RECALLGATE_RATE_LIMIT=0", "RECALLGATE_RATE_BURST=0",
 	    "decision_context.read", "events:read", "exit codes"};
 	for (size_t i = 0; i < sizeof spellings / sizeof *spellings; i++) {
 		const char *args[] = {spellings[i], NULL};
@@ -197,6 +198,9 @@ static void test_configuration_errors(void **state)
 	    "RECALLGATE_CONNECTION_MEMORY=1048577",
 	    "RECALLGATE_DRAIN_TIMEOUT=0",
 	    "RECALLGATE_DRAIN_TIMEOUT=3601",
+	    "RECALLGATE_RATE_LIMIT=100001",
+	    "RECALLGATE_RATE_LIMIT=-1",
+	    "RECALLGATE_RATE_BURST=1000001",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		/* the bad setting last, so it overrides; the address is a free port in case the
@@ -249,6 +253,8 @@ static void test_configuration_edges_accepted(void **state)
 			       "RECALLGATE_CORS_ORIGINS=",
 			       "RECALLGATE_CONNECTION_MEMORY=4096",
 			       "RECALLGATE_DRAIN_TIMEOUT=1",
+			       "RECALLGATE_RATE_LIMIT=0",
+			       "RECALLGATE_RATE_BURST=0",
 			       NULL};
 	const char *upper[] = {"RECALLGATE_DB_POOL=16", /* 256 would need max_connections > 256 */
 			       "RECALLGATE_MAX_CONNECTIONS=65535",
@@ -260,6 +266,8 @@ static void test_configuration_edges_accepted(void **state)
 			       "RECALLGATE_CORS_ORIGINS=https://a.example,http://localhost:3000",
 			       "RECALLGATE_CONNECTION_MEMORY=1048576",
 			       "RECALLGATE_DRAIN_TIMEOUT=3600",
+			       "RECALLGATE_RATE_LIMIT=100000",
+			       "RECALLGATE_RATE_BURST=1000000",
 			       NULL};
 	const char *const *sets[] = {lower, upper};
 	for (size_t i = 0; i < 2; i++) {

@@ -77,6 +77,8 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.db_acquire_timeout_ms, 2000);
 	assert_int_equal(cfg.connection_memory, 8192);
 	assert_int_equal(cfg.drain_timeout, 10);
+	assert_int_equal(cfg.rate_limit, 0); /* off */
+	assert_int_equal(cfg.rate_burst, 0); /* the same as the limit */
 	assert_int_equal(cfg.log_level, LOG_INFO);
 	assert_false(cfg.trust_proxy);
 	assert_int_equal(cfg.n_origins, 0);
@@ -188,6 +190,10 @@ static unsigned long field_of(const char *var)
 		return cfg.connection_memory;
 	if (strcmp(var, "RECALLGATE_DRAIN_TIMEOUT") == 0)
 		return cfg.drain_timeout;
+	if (strcmp(var, "RECALLGATE_RATE_LIMIT") == 0)
+		return cfg.rate_limit;
+	if (strcmp(var, "RECALLGATE_RATE_BURST") == 0)
+		return cfg.rate_burst;
 	print_error("unknown variable %s\n", var);
 	fail();
 	return 0;
@@ -242,6 +248,14 @@ static void test_uint_bounds(void **state)
 		{"RECALLGATE_DRAIN_TIMEOUT", "3600", true, 3600},
 		{"RECALLGATE_DRAIN_TIMEOUT", "0", false, 0},
 		{"RECALLGATE_DRAIN_TIMEOUT", "3601", false, 0},
+		{"RECALLGATE_RATE_LIMIT", "0", true, 0},
+		{"RECALLGATE_RATE_LIMIT", "100000", true, 100000},
+		{"RECALLGATE_RATE_LIMIT", "100001", false, 0},
+		{"RECALLGATE_RATE_LIMIT", "-1", false, 0},
+		{"RECALLGATE_RATE_BURST", "0", true, 0},
+		{"RECALLGATE_RATE_BURST", "1000000", true, 1000000},
+		{"RECALLGATE_RATE_BURST", "1000001", false, 0},
+		{"RECALLGATE_RATE_BURST", "-1", false, 0},
 	};
 	run_uint_cases(cases, N_ELEMS(cases));
 }
