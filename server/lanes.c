@@ -27,6 +27,14 @@ struct lane {
 	unsigned min_threads, max_threads, threads, idle, max_wait_ms;
 	bool stopping, watchdog_running;
 	pthread_t watchdog;
+	/* Threads are joined, never detached: a thread's exit runs its thread-local destructors
+	 * (libcurl's handle, OpenSSL's per-thread state), which must be over before the process
+	 * cleans those libraries up. One slot per thread; a thread that leaves marks its slot,
+	 * and the next spawn (or lane_stop) joins it. */
+	struct lane_slot {
+		pthread_t tid;
+		enum { SLOT_FREE, SLOT_RUNNING, SLOT_LEFT } state;
+	} *slots;
 };
 
 static long long mono_ms(void)
@@ -84,27 +92,57 @@ static void *lane_watchdog(void *arg)
 
 static void *lane_thread(void *arg);
 
-/* With l->lock held. Threads are detached: lane_stop waits for their count to reach 0. */
+struct thread_arg {
+	struct lane *lane;
+	struct lane_slot *slot;
+};
+
+/* With l->lock held: joins the threads that left (they are past their destructors soon; the
+ * join waits for that), and returns a free slot, or NULL. */
+static struct lane_slot *free_slot(struct lane *l)
+{
+	struct lane_slot *found = NULL;
+	for (unsigned i = 0; i < l->max_threads; i++) {
+		if (l->slots[i].state == SLOT_LEFT) {
+			pthread_join(l->slots[i].tid, NULL);
+			l->slots[i].state = SLOT_FREE;
+		}
+		if (found == NULL && l->slots[i].state == SLOT_FREE)
+			found = &l->slots[i];
+	}
+	return found;
+}
+
+/* With l->lock held. */
 static bool spawn(struct lane *l)
 {
-	pthread_t t;
+	struct lane_slot *slot = free_slot(l);
+	struct thread_arg *ta = slot ? malloc(sizeof *ta) : NULL;
 	pthread_attr_t attr;
-	if (pthread_attr_init(&attr) != 0)
+	if (ta == NULL || pthread_attr_init(&attr) != 0) {
+		free(ta);
 		return false;
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	}
+	*ta = (struct thread_arg){l, slot};
 	/* Handlers keep their buffers on the heap; 512 KiB is ample (TLS and getaddrinfo
 	 * included) and keeps a lane of hundreds of blocked provider calls cheap. */
 	pthread_attr_setstacksize(&attr, 512 * 1024);
-	bool ok = pthread_create(&t, &attr, lane_thread, l) == 0;
+	bool ok = pthread_create(&slot->tid, &attr, lane_thread, ta) == 0;
 	pthread_attr_destroy(&attr);
-	if (ok)
+	if (ok) {
+		slot->state = SLOT_RUNNING;
 		l->threads++;
+	} else {
+		free(ta);
+	}
 	return ok;
 }
 
 static void *lane_thread(void *arg)
 {
-	struct lane *l = arg;
+	struct thread_arg ta = *(struct thread_arg *)arg;
+	struct lane *l = ta.lane;
+	free(arg);
 	pthread_mutex_lock(&l->lock);
 	for (;;) {
 		while (l->head == NULL && !l->stopping) {
@@ -131,6 +169,7 @@ static void *lane_thread(void *arg)
 		pthread_mutex_lock(&l->lock);
 	}
 leave:
+	ta.slot->state = SLOT_LEFT;
 	l->threads--;
 	pthread_cond_broadcast(&l->drained);
 	pthread_mutex_unlock(&l->lock);
@@ -149,6 +188,11 @@ bool lane_start(const char *name, unsigned min_threads, unsigned max_threads,
 	l->min_threads = min_threads;
 	l->max_threads = max_threads;
 	l->max_wait_ms = max_wait_ms;
+	l->slots = calloc(max_threads, sizeof *l->slots);
+	if (l->slots == NULL) {
+		free(l);
+		return false;
+	}
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_cond_init(&l->work, NULL);
 	pthread_cond_init(&l->drained, NULL);
@@ -219,6 +263,7 @@ void lane_stop(struct lane *l)
 	pthread_cond_signal(&l->watch);
 	while (l->threads > 0)
 		pthread_cond_wait(&l->drained, &l->lock);
+	(void)free_slot(l); /* joins every thread */
 	pthread_mutex_unlock(&l->lock);
 	if (l->watchdog_running)
 		pthread_join(l->watchdog, NULL);
@@ -226,5 +271,6 @@ void lane_stop(struct lane *l)
 	pthread_cond_destroy(&l->drained);
 	pthread_cond_destroy(&l->work);
 	pthread_mutex_destroy(&l->lock);
+	free(l->slots);
 	free(l);
 }
