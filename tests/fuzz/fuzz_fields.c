@@ -21,7 +21,7 @@ static bool has_unknown(const json_t *errors)
 	size_t i;
 	json_t *e;
 	json_array_foreach(errors, i, e)
-		if (strcmp(json_string_value(json_object_get(e, "reason")), "unknown field") == 0)
+		if (strcmp(json_string_value(json_object_get(e, "reason")), FIELDS_REASON_UNKNOWN) == 0)
 			return true;
 	return false;
 }
@@ -54,9 +54,9 @@ static void validate(const json_t *body, const struct h_route *route)
 	FUZZ_ASSERT(core_fields_validate(body, route->body, again) == r);
 	FUZZ_ASSERT(json_equal(errors, again));
 	if (r == FIELDS_OK && route->check) {
-		const char *code = route->check(body, errors);
-		FUZZ_ASSERT((code != NULL) == (json_array_size(errors) > 0));
-		FUZZ_ASSERT(code == NULL || code[0] != '\0');
+		enum rg_problem code = route->check(body, errors);
+		FUZZ_ASSERT((code != PROBLEM_NONE) == (json_array_size(errors) > 0));
+		FUZZ_ASSERT(code < PROBLEM_COUNT);
 		check_errors_shape(errors);
 	}
 	json_decref(errors);
