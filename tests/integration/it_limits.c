@@ -603,14 +603,14 @@ static void test_wrong_method_405(void **state)
 		const char *path;
 		const char *allow;
 	} cases[] = {
-	    {"DELETE", "/v1/threads/t1/memory-mode", "GET, PUT"},
-	    {"POST", "/v1/threads/t1/memory-mode", "GET, PUT"},
-	    {"PATCH", "/v1/threads/t1/memory-mode", "GET, PUT"},
-	    {"PUT", "/v1/tokens", "GET, POST"},
+	    {"DELETE", "/v1/threads/t1/memory-mode", "GET, HEAD, PUT"},
+	    {"POST", "/v1/threads/t1/memory-mode", "GET, HEAD, PUT"},
+	    {"PATCH", "/v1/threads/t1/memory-mode", "GET, HEAD, PUT"},
+	    {"PUT", "/v1/tokens", "GET, HEAD, POST"},
 	    {"GET", "/v1/tokens/tok_00000000000000000000000000000000", "DELETE"},
-	    {"POST", "/v1/audit", "GET"},
-	    {"POST", "/healthz", "GET"},
-	    {"DELETE", "/metrics", "GET"},
+	    {"POST", "/v1/audit", "GET, HEAD"},
+	    {"POST", "/healthz", "GET, HEAD"},
+	    {"DELETE", "/metrics", "GET, HEAD"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		for (int with_token = 0; with_token <= 1; with_token++) {
