@@ -60,7 +60,8 @@ static const struct cfg_entry {
 	{"RECALLGATE_RATE_LIMIT", CFG_UINT, 0, 100000, "0", offsetof(struct rg_config, rate_limit),
 	 "requests per second per bearer token, over it 429 rate_limited; 0: off (0..100000)"},
 	{"RECALLGATE_TRUST_PROXY", CFG_BOOL, 0, 0, "0", 0,
-	 "1: take the client address from X-Forwarded-For (behind a gateway)"},
+	 "1: behind a gateway: every connection is the gateway's, and the per-client "
+	 "connection limit is left to it"},
 };
 
 static bool parse_ulong(const char *s, unsigned long *out)
