@@ -100,6 +100,7 @@ struct h_ctx {
 	 * releases it if the handler never takes it. */
 	struct db_conn *held;
 	bool shutting_down; /* SIGTERM came: the instance drains (readiness answers 503) */
+	long long received_ms; /* CLOCK_MONOTONIC ms at the request's arrival */
 	const char *(*query)(const struct h_ctx *ctx, const char *name); /* query argument */
 	void (*token_deleted)(const char *sha256_hex); /* drop from the verification cache */
 	char *(*metrics_text)(size_t *len);            /* new: free() it */

@@ -28,6 +28,9 @@
 
 #define DRAIN_FACTOR 8
 #define HTTP_IO_THREADS 2
+/* A worker parses, validates and renders outside its transaction: two per pool connection
+ * keep the connections busy while the other half does that CPU work. */
+#define HTTP_WORKERS_PER_CONNECTION 2
 /* What a request may bring, within the default RECALLGATE_CONNECTION_MEMORY (8 KiB): every
  * documented request fits with room to spare. Past these it is answered 414 / 431 while the
  * connection's memory still allows an answer; past the memory, see on_uri and docs. */
@@ -218,10 +221,17 @@ static char *ctx_metrics(size_t *len)
 	return metrics_render(len);
 }
 
+/* A provider's deadline counts from the request's arrival: time spent queueing for a lane or a
+ * connection is taken off the call, so that the caller's answer still comes by then. */
 static void ctx_provider_call(const struct h_ctx *ctx, const struct h_call *call,
 			      struct h_call_result *out)
 {
-	outbound_call(call, ctx->traceparent, out);
+	struct h_call bounded = *call;
+	long long spent = mono_ms() - ctx->received_ms;
+	if (spent > 0)
+		bounded.deadline_ms =
+		    (long long)call->deadline_ms > spent + 1 ? call->deadline_ms - (unsigned)spent : 1;
+	outbound_call(&bounded, ctx->traceparent, out);
 }
 
 static void ctx_provider_observe(const struct h_ctx *ctx, const struct h_call_report *r)
@@ -410,6 +420,7 @@ static enum MHD_Result dispatch(struct request *r)
 		.pool = srv->pool,
 		.held = r->held,
 		.shutting_down = atomic_load(&srv->draining),
+		.received_ms = (long long)r->started.tv_sec * 1000 + r->started.tv_nsec / 1000000,
 		.query = ctx_query,
 		.token_deleted = auth_forget,
 		.metrics_text = ctx_metrics,
@@ -812,8 +823,8 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 		free(srv);
 		return false;
 	}
-	if (!lane_start("workers", cfg->db_pool, cfg->db_pool, cfg->db_acquire_timeout_ms,
-			&srv->workers) ||
+	unsigned workers = cfg->db_pool * HTTP_WORKERS_PER_CONNECTION;
+	if (!lane_start("workers", workers, workers, cfg->db_acquire_timeout_ms, &srv->workers) ||
 	    !lane_start("elastic", 1, HTTP_ELASTIC_LANE_MAX, cfg->db_acquire_timeout_ms,
 			&srv->elastic)) {
 		lane_stop(srv->workers);
