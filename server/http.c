@@ -14,16 +14,13 @@
 
 #include "core/hash.h"
 #include "core/ids.h"
-#include "core/jsonx.h"
 #include "core/problem.h"
-#include "handlers/api.h"
-#include "server/auth.h"
 #include "server/conns.h"
 #include "server/lanes.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/outbound.h"
-#include "server/ratelimit.h"
+#include "server/request.h"
 #include "server/router.h"
 
 #define DRAIN_FACTOR 8
@@ -43,406 +40,6 @@
 #define HTTP_QUIET_MS 200
 /* After the lanes stopped: time for their last answers to be sent. */
 #define HTTP_FLUSH_MS 500
-
-struct http_server {
-	struct MHD_Daemon *daemon;
-	const struct rg_config *cfg;
-	struct db_pool *pool;
-	const struct h_route *routes;
-	size_t n_routes;
-	struct lane *workers; /* handlers that may block on the database: one per connection */
-	struct lane *elastic; /* handlers that wait on providers, and readiness */
-	atomic_int in_flight;
-	atomic_bool draining;
-	atomic_llong drain_deadline_ms; /* CLOCK_MONOTONIC; valid once draining */
-};
-
-/* One per connection (its socket context): the header deadline, and what on_uri noted for
- * the request being parsed. */
-struct conn_state {
-	struct conn_entry *deadline;
-	bool uri_too_long;
-};
-
-/* One per request: made on libmicrohttpd's first call, freed in the completion callback
- * (which runs even when the client goes away mid-upload). */
-struct request {
-	struct http_server *srv;
-	struct MHD_Connection *conn;
-	struct timespec started;
-	char request_id[RG_MAX_REQUEST_ID_BYTES + 1];
-	char method[16];
-	enum router_result routed;
-	size_t route_index;
-	bool authenticated;
-	struct auth_principal who;
-	char *body;
-	size_t body_len, body_cap;
-	bool too_large;
-	size_t drained; /* bytes discarded after the cap */
-	int status;
-	enum rg_problem problem_code;
-	unsigned retry_after_s; /* with a 429 rate_limited */
-	struct db_error dberr;
-	/* The answer, made on any thread, queued by the I/O thread (MHD_queue_response may only
-	 * be called from the access handler). */
-	struct MHD_Response *resp;
-	bool close;           /* the answer closes the connection (a framing error) */
-	bool on_lane;         /* a lane runs dispatch: the database may be used */
-	bool lane_done;       /* the lane finished and resumed the connection */
-	struct db_conn *held; /* borrowed by authentication, handed to the handler */
-	struct router_match match; /* large: keep it last */
-};
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static const char *header(struct MHD_Connection *c, const char *name)
-{
-	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
-}
-
-static const char *allowed_origin(const struct request *r)
-{
-	const char *origin = header(r->conn, "Origin");
-	if (origin == NULL)
-		return NULL;
-	for (size_t i = 0; i < r->srv->cfg->n_origins; i++)
-		if (strcmp(origin, r->srv->cfg->origins[i]) == 0)
-			return origin;
-	return NULL;
-}
-
-static void add_common_headers(struct request *r, struct MHD_Response *resp)
-{
-	MHD_add_response_header(resp, "X-Request-Id", r->request_id);
-	const char *origin = allowed_origin(r);
-	if (origin) {
-		MHD_add_response_header(resp, "Access-Control-Allow-Origin", origin);
-		MHD_add_response_header(resp, "Vary", "Origin");
-		MHD_add_response_header(resp, "Access-Control-Expose-Headers",
-					"ETag, Location, X-Request-Id");
-	}
-}
-
-/* Keeps resp (consumed) as the answer with status; flush queues it. After SIGTERM every answer
- * closes its connection, so that kept-alive clients move to another instance. */
-static enum MHD_Result queue(struct request *r, unsigned status, struct MHD_Response *resp)
-{
-	if (resp == NULL)
-		return MHD_NO;
-	add_common_headers(r, resp);
-	if (r->close || atomic_load(&r->srv->draining))
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-	r->status = (int)status;
-	r->resp = resp;
-	return MHD_YES;
-}
-
-/* On the I/O thread: queues the answer that queue kept; MHD_NO (close) when there is none. */
-static enum MHD_Result flush(struct request *r)
-{
-	struct MHD_Response *resp = r->resp;
-	if (resp == NULL)
-		return MHD_NO;
-	r->resp = NULL;
-	enum MHD_Result ret = MHD_queue_response(r->conn, (unsigned)r->status, resp);
-	MHD_destroy_response(resp);
-	return ret;
-}
-
-static struct MHD_Response *json_response(json_t *body, const char *content_type)
-{
-	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-	struct MHD_Response *resp;
-	if (text == NULL)
-		return MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-	resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-	if (resp)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-	else
-		free(text);
-	return resp;
-}
-
-/* A problem answer; errors is borrowed. */
-static enum MHD_Result problem(struct request *r, enum rg_problem code, const char *detail,
-			       json_t *errors, long long current_revision, const char *allow)
-{
-	unsigned status = (unsigned)core_problem_status(code);
-	json_t *body = core_problem_new(code, detail, r->request_id, errors, current_revision);
-	struct MHD_Response *resp = json_response(body, "application/problem+json; charset=utf-8");
-	json_decref(body);
-	if (resp == NULL)
-		return MHD_NO;
-	if (allow)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
-	if (status == 401)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
-	if (code == PROBLEM_RATE_LIMITED) {
-		char secs[sizeof "4294967295"];
-		snprintf(secs, sizeof secs, "%u", r->retry_after_s);
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, secs);
-	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	r->problem_code = code;
-	return queue(r, status, resp);
-}
-
-/* A handler's problem, with its extra members (e.g. source_identity on an assent 403). */
-static enum MHD_Result problem_with(struct request *r, enum rg_problem code,
-				    const char *detail, json_t *errors, long long current_revision,
-				    json_t *extra)
-{
-	unsigned status = (unsigned)core_problem_status(code);
-	json_t *body = core_problem_new(code, detail, r->request_id, errors, current_revision);
-	if (body && extra)
-		json_object_update_missing(body, extra);
-	struct MHD_Response *resp = json_response(body, "application/problem+json; charset=utf-8");
-	json_decref(body);
-	if (resp == NULL)
-		return MHD_NO;
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	r->problem_code = code;
-	return queue(r, status, resp);
-}
-
-static const char *ctx_query(const struct h_ctx *ctx, const char *name)
-{
-	return MHD_lookup_connection_value(ctx->server_data, MHD_GET_ARGUMENT_KIND, name);
-}
-
-static char *ctx_metrics(size_t *len)
-{
-	return metrics_render(len);
-}
-
-/* A provider's deadline counts from the request's arrival: time spent queueing for a lane or a
- * connection is taken off the call, so that the caller's answer still comes by then. */
-static void ctx_provider_call(const struct h_ctx *ctx, const struct h_call *call,
-			      struct h_call_result *out)
-{
-	struct h_call bounded = *call;
-	long long spent = mono_ms() - ctx->received_ms;
-	if (spent > 0)
-		bounded.deadline_ms =
-		    (long long)call->deadline_ms > spent + 1 ? call->deadline_ms - (unsigned)spent : 1;
-	outbound_call(&bounded, ctx->traceparent, out);
-}
-
-static void ctx_provider_observe(const struct h_ctx *ctx, const struct h_call_report *r)
-{
-	metrics_provider(r->call, r->outcome);
-	log_info(ctx->request_id, "provider %s extension_id=%s outcome=%s reason=%s%s%s latency_ms=%lld",
-		 r->call, r->extension_id, r->outcome, r->reason ? r->reason : "-",
-		 r->why ? " why=" : "", r->why ? r->why : "", r->latency_ms);
-}
-
-static bool json_content_type(const char *ct)
-{
-	static const char want[] = "application/json";
-	if (ct == NULL || strncasecmp(ct, want, sizeof want - 1) != 0)
-		return false;
-	const char *rest = ct + sizeof want - 1;
-	while (*rest == ' ')
-		rest++;
-	return *rest == '\0' || *rest == ';'; /* parameters (charset) may follow */
-}
-
-static enum MHD_Result preflight(struct request *r)
-{
-	struct MHD_Response *resp = MHD_create_response_from_buffer(0, (void *)"",
-								    MHD_RESPMEM_PERSISTENT);
-	if (resp == NULL)
-		return MHD_NO;
-	if (allowed_origin(r) && header(r->conn, "Access-Control-Request-Method")) {
-		MHD_add_response_header(resp, "Access-Control-Allow-Methods", r->match.allow);
-		MHD_add_response_header(resp, "Access-Control-Allow-Headers",
-					"Authorization, Content-Type, If-Match, X-Request-Id, traceparent");
-		MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
-	}
-	return queue(r, 204, resp);
-}
-
-/* Renders what the handler left in ctx. */
-static enum MHD_Result render(struct request *r, struct h_ctx *ctx)
-{
-	struct MHD_Response *resp;
-	if (ctx->problem_code)
-		return problem_with(r, ctx->problem_code, ctx->problem_detail,
-				    ctx->problem_errors, ctx->current_revision, ctx->problem_extra);
-	if (ctx->content_type) {
-		resp = MHD_create_response_from_buffer(ctx->raw_len, ctx->raw,
-						       ctx->raw_static ? MHD_RESPMEM_PERSISTENT
-								       : MHD_RESPMEM_MUST_FREE);
-		if (resp == NULL)
-			return MHD_NO;
-		ctx->raw = NULL; /* owned by the response now */
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctx->content_type);
-	} else if (ctx->status == 204) {
-		resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-	} else {
-		resp = json_response(ctx->reply, "application/json; charset=utf-8");
-	}
-	if (resp == NULL)
-		return MHD_NO;
-	if (ctx->etag[0])
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, ctx->etag);
-	if (ctx->location[0])
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, ctx->location);
-	if (strncmp(ctx->route->path, "/v1/", 4) == 0)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	return queue(r, (unsigned)ctx->status, resp);
-}
-
-/* Verifies the bearer token once per request: from the cache on the I/O thread (on the
- * first call, so that a refused token's body is never read), with the database on a lane,
- * whose borrowed connection the handler then uses. false after keeping the answer (401, 503
- * or 500) in *ret; on the I/O thread also when only the database can say (no answer kept). */
-static bool authenticate(struct request *r, enum MHD_Result *ret)
-{
-	if (r->authenticated || r->match.route->scope == 0)
-		return true;
-	const char *authorization = header(r->conn, "Authorization");
-	enum rg_status st = r->on_lane ? auth_verify(r->srv->pool, authorization, &r->who,
-						     &r->held, &r->dberr)
-				       : auth_verify_cached(authorization, &r->who);
-	if (st == RG_RETRY && !r->on_lane)
-		return false;
-	if (st == RG_OK) {
-		r->authenticated = true;
-		/* Once per request, before the body is read or checked: a refusal changes nothing. */
-		if (ratelimit_take(r->who.token_id, &r->retry_after_s))
-			return true;
-		*ret = problem(r, PROBLEM_RATE_LIMITED, NULL, NULL, -1, NULL);
-		return false;
-	}
-	if (st == RG_UNAVAILABLE)
-		*ret = problem(r, PROBLEM_DATABASE_UNAVAILABLE,
-			       "The database is unavailable; retry later.", NULL, -1, NULL);
-	else if (st == RG_TIMEOUT)
-		*ret = problem(r, PROBLEM_QUERY_TIMEOUT, NULL, NULL, -1, NULL);
-	else if (st == RG_NOT_FOUND)
-		*ret = problem(r, PROBLEM_UNAUTHENTICATED, "A valid bearer token is required.", NULL,
-			       -1, NULL);
-	else
-		*ret = problem(r, PROBLEM_INTERNAL, "The request could not be completed.", NULL, -1,
-			       NULL);
-	return false;
-}
-
-/* Everything after the body has arrived (or, for a declared length over the cap, before it
- * is read): the check order of the contract is
- * route (404/405) → authentication (401) → path parameters and body (422/415/400) →
- * scope (403) → the handler. */
-static enum MHD_Result dispatch(struct request *r)
-{
-	struct http_server *srv = r->srv;
-	const struct h_route *route = r->match.route;
-	const struct auth_principal *who = &r->who;
-	json_t *body = NULL;
-	enum MHD_Result ret;
-
-	if (strcmp(r->method, "OPTIONS") == 0 && r->routed != ROUTER_NOT_FOUND)
-		return preflight(r);
-	if (r->routed == ROUTER_NOT_FOUND)
-		return problem(r, PROBLEM_NOT_FOUND, "No resource at this path.", NULL, -1, NULL);
-	if (r->routed == ROUTER_METHOD_NOT_ALLOWED)
-		return problem(r, PROBLEM_METHOD_NOT_ALLOWED, "This path does not support the method.",
-			       NULL, -1, r->match.allow);
-	if (!authenticate(r, &ret))
-		return ret;
-	if (r->too_large)
-		return problem(r, PROBLEM_PAYLOAD_TOO_LARGE, "The body exceeds the size limit.", NULL,
-			       -1, NULL);
-	for (size_t i = 0; i < r->match.nparams; i++) {
-		if (!core_id_valid(r->match.params[i].value)) {
-			json_t *errors = json_array();
-			core_fields_error(errors, r->match.params[i].name,
-					  "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$");
-			ret = problem(r, PROBLEM_VALIDATION_FAILED, NULL, errors, -1, NULL);
-			json_decref(errors);
-			return ret;
-		}
-	}
-	if (route->body) {
-		if (!json_content_type(header(r->conn, MHD_HTTP_HEADER_CONTENT_TYPE)))
-			return problem(r, PROBLEM_UNSUPPORTED_MEDIA_TYPE,
-				       "The body must be application/json.", NULL, -1, NULL);
-		body = core_json_parse_strict(r->body, r->body_len);
-		if (body == NULL)
-			return problem(r, PROBLEM_INVALID_JSON, "The body is not valid JSON.", NULL, -1,
-				       NULL);
-		json_t *errors = json_array();
-		enum fields_result fr = core_fields_validate(body, route->body, errors);
-		enum rg_problem code =
-			fr == FIELDS_OK && route->check ? route->check(body, errors) : PROBLEM_NONE;
-		if (code) {
-			ret = problem(r, code, NULL, errors, -1, NULL);
-			json_decref(errors);
-			json_decref(body);
-			return ret;
-		}
-		if (fr != FIELDS_OK) {
-			ret = problem(r,
-				      fr == FIELDS_UNKNOWN ? PROBLEM_UNKNOWN_FIELD
-							   : PROBLEM_VALIDATION_FAILED,
-				      NULL, errors, -1, NULL);
-			json_decref(errors);
-			json_decref(body);
-			return ret;
-		}
-		json_decref(errors);
-	}
-	if (route->scope != 0 && !core_scope_allows(who->scopes, route->scope)) {
-		char detail[192];
-		json_decref(body);
-		core_scope_needed_detail(route->scope, detail, sizeof detail);
-		return problem(r, PROBLEM_FORBIDDEN, detail, NULL, -1, NULL);
-	}
-
-	struct h_ctx ctx = {
-		.route = route,
-		.params = r->match.params,
-		.nparams = r->match.nparams,
-		.body = body,
-		.if_match = header(r->conn, MHD_HTTP_HEADER_IF_MATCH),
-		.request_id = r->request_id,
-		.traceparent = header(r->conn, "traceparent"),
-		.tenant_id = who->tenant_id,
-		.token_id = who->token_id,
-		.token_name = who->name,
-		.scopes = who->scopes,
-		.pool = srv->pool,
-		.held = r->held,
-		.shutting_down = atomic_load(&srv->draining),
-		.received_ms = (long long)r->started.tv_sec * 1000 + r->started.tv_nsec / 1000000,
-		.query = ctx_query,
-		.token_deleted = auth_forget,
-		.metrics_text = ctx_metrics,
-		.provider_call = ctx_provider_call,
-		.provider_observe = ctx_provider_observe,
-		.server_data = r->conn,
-		.current_revision = -1,
-	};
-	route->handler(&ctx);
-	if (ctx.held) /* the handler needed no database */
-		db_release(srv->pool, ctx.held);
-	r->held = NULL;
-	ret = render(r, &ctx);
-	r->dberr = ctx.dberr;
-	json_decref(ctx.reply);
-	json_decref(ctx.problem_errors);
-	json_decref(ctx.problem_extra);
-	if (!ctx.raw_static)
-		free(ctx.raw);
-	json_decref(body);
-	return ret;
-}
 
 /* Request ids need to be unique, not secret: a random per-process prefix and a counter
  * cost no system call (RAND_bytes checks for a fork with getpid on every call). */
@@ -554,7 +151,7 @@ static void run_on_lane(void *arg)
 	struct request *r = arg;
 	struct http_server *srv = r->srv;
 	if (atomic_load(&srv->draining) && mono_ms() >= atomic_load(&srv->drain_deadline_ms))
-		(void)problem(r, PROBLEM_SHUTTING_DOWN, NULL, NULL, -1, NULL);
+		(void)reply_problem(r, PROBLEM_SHUTTING_DOWN, NULL, NULL, -1, NULL);
 	else
 		(void)dispatch(r);
 	if (r->held) { /* refused before the handler took it */
@@ -573,7 +170,7 @@ static void expire_on_lane(void *arg)
 	db_pool_count_acquire_timeout(r->srv->pool);
 	snprintf(r->dberr.message, sizeof r->dberr.message, "no worker free within %u ms",
 		 r->srv->cfg->db_acquire_timeout_ms);
-	(void)problem(r, PROBLEM_DATABASE_UNAVAILABLE, NULL, NULL, -1, NULL);
+	(void)reply_problem(r, PROBLEM_DATABASE_UNAVAILABLE, NULL, NULL, -1, NULL);
 	r->lane_done = true;
 	MHD_resume_connection(r->conn);
 }
@@ -588,7 +185,7 @@ static enum MHD_Result to_lane(struct request *r)
 	r->on_lane = true;
 	MHD_suspend_connection(r->conn);
 	if (!lane_submit(lane, run_on_lane, expire_on_lane, r)) {
-		(void)problem(r, PROBLEM_SHUTTING_DOWN, NULL, NULL, -1, NULL);
+		(void)reply_problem(r, PROBLEM_SHUTTING_DOWN, NULL, NULL, -1, NULL);
 		r->lane_done = true;
 		MHD_resume_connection(r->conn);
 	}
@@ -629,9 +226,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			 * and closes without a completion call, so the request ends here. */
 			if (cs)
 				cs->uri_too_long = false;
-			(void)problem(r, uri_too_long ? PROBLEM_URI_TOO_LONG : PROBLEM_HEADERS_TOO_LARGE,
+			(void)reply_problem(r, uri_too_long ? PROBLEM_URI_TOO_LONG : PROBLEM_HEADERS_TOO_LARGE,
 				      NULL, NULL, -1, NULL);
-			enum MHD_Result ret = flush(r);
+			enum MHD_Result ret = reply_flush(r);
 			*con_cls = NULL;
 			request_done(r);
 			return ret;
@@ -647,32 +244,32 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		 * it and close, so that nothing after it on the connection is read as a request. */
 		if (lengths > 1 || (cl && header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING))) {
 			r->close = true;
-			(void)problem(r, PROBLEM_INVALID_REQUEST,
+			(void)reply_problem(r, PROBLEM_INVALID_REQUEST,
 				      lengths > 1 ? "Conflicting Content-Length headers."
 						  : "Content-Length and Transfer-Encoding together.",
 				      NULL, -1, NULL);
-			return flush(r);
+			return reply_flush(r);
 		}
 		if (strcmp(version, MHD_HTTP_VERSION_1_1) == 0 && header(conn, "Host") == NULL) {
-			(void)problem(r, PROBLEM_INVALID_REQUEST, "An HTTP/1.1 request needs Host.",
+			(void)reply_problem(r, PROBLEM_INVALID_REQUEST, "An HTTP/1.1 request needs Host.",
 				      NULL, -1, NULL);
-			return flush(r);
+			return reply_flush(r);
 		}
 		if (cl && strtoull(cl, NULL, 10) > srv->cfg->max_body)
 			r->too_large = true;
 		enum MHD_Result ret;
-		if (r->routed == ROUTER_FOUND && !authenticate(r, &ret) && r->resp)
-			return flush(r); /* refused from the cache alone (a missing or bad header) */
+		if (r->routed == ROUTER_FOUND && !dispatch_authenticate(r, &ret) && r->resp)
+			return reply_flush(r); /* refused from the cache alone (a missing or bad header) */
 		if (r->routed != ROUTER_FOUND || r->too_large) {
 			if (!dispatch_inline(r))
 				return to_lane(r);
 			(void)dispatch(r);
-			return flush(r);
+			return reply_flush(r);
 		}
 		return MHD_YES;
 	}
 	if (r->lane_done)
-		return flush(r); /* resumed: the lane's answer */
+		return reply_flush(r); /* resumed: the lane's answer */
 	if (*upload_data_size > 0) {
 		if (r->status == 0 && !append_body(r, upload_data, *upload_data_size))
 			return MHD_NO;
@@ -684,7 +281,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (!dispatch_inline(r))
 		return to_lane(r);
 	(void)dispatch(r);
-	return flush(r);
+	return reply_flush(r);
 }
 
 /* Connections start and end: the header deadline's bookkeeping (server/conns.c). */

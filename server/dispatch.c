@@ -1,0 +1,200 @@
+/* From a received request to its handler: authentication, the check order of the contract,
+ * the handler context, and the handler call. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/jsonx.h"
+#include "server/metrics.h"
+#include "server/outbound.h"
+#include "server/ratelimit.h"
+#include "server/log.h"
+#include "server/request.h"
+
+static const char *ctx_query(const struct h_ctx *ctx, const char *name)
+{
+	return MHD_lookup_connection_value(ctx->server_data, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static char *ctx_metrics(size_t *len)
+{
+	return metrics_render(len);
+}
+
+/* A provider's deadline counts from the request's arrival: time spent queueing for a lane or a
+ * connection is taken off the call, so that the caller's answer still comes by then. */
+static void ctx_provider_call(const struct h_ctx *ctx, const struct h_call *call,
+			      struct h_call_result *out)
+{
+	struct h_call bounded = *call;
+	long long spent = mono_ms() - ctx->received_ms;
+	if (spent > 0)
+		bounded.deadline_ms =
+		    (long long)call->deadline_ms > spent + 1 ? call->deadline_ms - (unsigned)spent : 1;
+	outbound_call(&bounded, ctx->traceparent, out);
+}
+
+static void ctx_provider_observe(const struct h_ctx *ctx, const struct h_call_report *r)
+{
+	metrics_provider(r->call, r->outcome);
+	log_info(ctx->request_id, "provider %s extension_id=%s outcome=%s reason=%s%s%s latency_ms=%lld",
+		 r->call, r->extension_id, r->outcome, r->reason ? r->reason : "-",
+		 r->why ? " why=" : "", r->why ? r->why : "", r->latency_ms);
+}
+
+static bool json_content_type(const char *ct)
+{
+	static const char want[] = "application/json";
+	if (ct == NULL || strncasecmp(ct, want, sizeof want - 1) != 0)
+		return false;
+	const char *rest = ct + sizeof want - 1;
+	while (*rest == ' ')
+		rest++;
+	return *rest == '\0' || *rest == ';'; /* parameters (charset) may follow */
+}
+
+/* Verifies the bearer token once per request: from the cache on the I/O thread (on the
+ * first call, so that a refused token's body is never read), with the database on a lane,
+ * whose borrowed connection the handler then uses. false after keeping the answer (401, 503
+ * or 500) in *ret; on the I/O thread also when only the database can say (no answer kept). */
+bool dispatch_authenticate(struct request *r, enum MHD_Result *ret)
+{
+	if (r->authenticated || r->match.route->scope == 0)
+		return true;
+	const char *authorization = header(r->conn, "Authorization");
+	enum rg_status st = r->on_lane ? auth_verify(r->srv->pool, authorization, &r->who,
+						     &r->held, &r->dberr)
+				       : auth_verify_cached(authorization, &r->who);
+	if (st == RG_RETRY && !r->on_lane)
+		return false;
+	if (st == RG_OK) {
+		r->authenticated = true;
+		/* Once per request, before the body is read or checked: a refusal changes nothing. */
+		if (ratelimit_take(r->who.token_id, &r->retry_after_s))
+			return true;
+		*ret = reply_problem(r, PROBLEM_RATE_LIMITED, NULL, NULL, -1, NULL);
+		return false;
+	}
+	if (st == RG_UNAVAILABLE)
+		*ret = reply_problem(r, PROBLEM_DATABASE_UNAVAILABLE,
+			       "The database is unavailable; retry later.", NULL, -1, NULL);
+	else if (st == RG_TIMEOUT)
+		*ret = reply_problem(r, PROBLEM_QUERY_TIMEOUT, NULL, NULL, -1, NULL);
+	else if (st == RG_NOT_FOUND)
+		*ret = reply_problem(r, PROBLEM_UNAUTHENTICATED, "A valid bearer token is required.", NULL,
+			       -1, NULL);
+	else
+		*ret = reply_problem(r, PROBLEM_INTERNAL, "The request could not be completed.", NULL, -1,
+			       NULL);
+	return false;
+}
+
+/* Everything after the body has arrived (or, for a declared length over the cap, before it
+ * is read): the check order of the contract is
+ * route (404/405) → authentication (401) → path parameters and body (422/415/400) →
+ * scope (403) → the handler. */
+enum MHD_Result dispatch(struct request *r)
+{
+	struct http_server *srv = r->srv;
+	const struct h_route *route = r->match.route;
+	const struct auth_principal *who = &r->who;
+	json_t *body = NULL;
+	enum MHD_Result ret;
+
+	if (strcmp(r->method, "OPTIONS") == 0 && r->routed != ROUTER_NOT_FOUND)
+		return reply_preflight(r);
+	if (r->routed == ROUTER_NOT_FOUND)
+		return reply_problem(r, PROBLEM_NOT_FOUND, "No resource at this path.", NULL, -1, NULL);
+	if (r->routed == ROUTER_METHOD_NOT_ALLOWED)
+		return reply_problem(r, PROBLEM_METHOD_NOT_ALLOWED, "This path does not support the method.",
+			       NULL, -1, r->match.allow);
+	if (!dispatch_authenticate(r, &ret))
+		return ret;
+	if (r->too_large)
+		return reply_problem(r, PROBLEM_PAYLOAD_TOO_LARGE, "The body exceeds the size limit.", NULL,
+			       -1, NULL);
+	for (size_t i = 0; i < r->match.nparams; i++) {
+		if (!core_id_valid(r->match.params[i].value)) {
+			json_t *errors = json_array();
+			core_fields_error(errors, r->match.params[i].name,
+					  "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$");
+			ret = reply_problem(r, PROBLEM_VALIDATION_FAILED, NULL, errors, -1, NULL);
+			json_decref(errors);
+			return ret;
+		}
+	}
+	if (route->body) {
+		if (!json_content_type(header(r->conn, MHD_HTTP_HEADER_CONTENT_TYPE)))
+			return reply_problem(r, PROBLEM_UNSUPPORTED_MEDIA_TYPE,
+				       "The body must be application/json.", NULL, -1, NULL);
+		body = core_json_parse_strict(r->body, r->body_len);
+		if (body == NULL)
+			return reply_problem(r, PROBLEM_INVALID_JSON, "The body is not valid JSON.", NULL, -1,
+				       NULL);
+		json_t *errors = json_array();
+		enum fields_result fr = core_fields_validate(body, route->body, errors);
+		enum rg_problem code =
+			fr == FIELDS_OK && route->check ? route->check(body, errors) : PROBLEM_NONE;
+		if (code) {
+			ret = reply_problem(r, code, NULL, errors, -1, NULL);
+			json_decref(errors);
+			json_decref(body);
+			return ret;
+		}
+		if (fr != FIELDS_OK) {
+			ret = reply_problem(r,
+				      fr == FIELDS_UNKNOWN ? PROBLEM_UNKNOWN_FIELD
+							   : PROBLEM_VALIDATION_FAILED,
+				      NULL, errors, -1, NULL);
+			json_decref(errors);
+			json_decref(body);
+			return ret;
+		}
+		json_decref(errors);
+	}
+	if (route->scope != 0 && !core_scope_allows(who->scopes, route->scope)) {
+		char detail[192];
+		json_decref(body);
+		core_scope_needed_detail(route->scope, detail, sizeof detail);
+		return reply_problem(r, PROBLEM_FORBIDDEN, detail, NULL, -1, NULL);
+	}
+
+	struct h_ctx ctx = {
+		.route = route,
+		.params = r->match.params,
+		.nparams = r->match.nparams,
+		.body = body,
+		.if_match = header(r->conn, MHD_HTTP_HEADER_IF_MATCH),
+		.request_id = r->request_id,
+		.traceparent = header(r->conn, "traceparent"),
+		.tenant_id = who->tenant_id,
+		.token_id = who->token_id,
+		.token_name = who->name,
+		.scopes = who->scopes,
+		.pool = srv->pool,
+		.held = r->held,
+		.shutting_down = atomic_load(&srv->draining),
+		.received_ms = (long long)r->started.tv_sec * 1000 + r->started.tv_nsec / 1000000,
+		.query = ctx_query,
+		.token_deleted = auth_forget,
+		.metrics_text = ctx_metrics,
+		.provider_call = ctx_provider_call,
+		.provider_observe = ctx_provider_observe,
+		.server_data = r->conn,
+		.current_revision = -1,
+	};
+	route->handler(&ctx);
+	if (ctx.held) /* the handler needed no database */
+		db_release(srv->pool, ctx.held);
+	r->held = NULL;
+	ret = reply_render(r, &ctx);
+	r->dberr = ctx.dberr;
+	json_decref(ctx.reply);
+	json_decref(ctx.problem_errors);
+	json_decref(ctx.problem_extra);
+	if (!ctx.raw_static)
+		free(ctx.raw);
+	json_decref(body);
+	return ret;
+}
+

@@ -1,0 +1,110 @@
+/* Private to server/: the server and the request as http.c (lifecycle, lanes, libmicrohttpd
+ * callbacks), reply.c (answers) and dispatch.c (authentication and the handler call) share
+ * them. Nothing outside server/ includes this. */
+#ifndef RG_SERVER_REQUEST_H
+#define RG_SERVER_REQUEST_H
+
+#include <microhttpd.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include "core/ids.h"
+#include "core/problem.h"
+#include "db/db.h"
+#include "handlers/api.h"
+#include "server/auth.h"
+#include "server/config.h"
+#include "server/router.h"
+
+struct lane;
+struct conn_entry;
+
+struct http_server {
+	struct MHD_Daemon *daemon;
+	const struct rg_config *cfg;
+	struct db_pool *pool;
+	const struct h_route *routes;
+	size_t n_routes;
+	struct lane *workers; /* handlers that may block on the database: one per connection */
+	struct lane *elastic; /* handlers that wait on providers, and readiness */
+	atomic_int in_flight;
+	atomic_bool draining;
+	atomic_llong drain_deadline_ms; /* CLOCK_MONOTONIC; valid once draining */
+};
+
+/* One per connection (its socket context): the header deadline, and what on_uri noted for
+ * the request being parsed. */
+struct conn_state {
+	struct conn_entry *deadline;
+	bool uri_too_long;
+};
+
+/* One per request: made on libmicrohttpd's first call, freed in the completion callback
+ * (which runs even when the client goes away mid-upload). */
+struct request {
+	struct http_server *srv;
+	struct MHD_Connection *conn;
+	struct timespec started;
+	char request_id[RG_MAX_REQUEST_ID_BYTES + 1];
+	char method[16];
+	enum router_result routed;
+	size_t route_index;
+	bool authenticated;
+	struct auth_principal who;
+	char *body;
+	size_t body_len, body_cap;
+	bool too_large;
+	size_t drained; /* bytes discarded after the cap */
+	int status;
+	enum rg_problem problem_code;
+	unsigned retry_after_s; /* with a 429 rate_limited */
+	struct db_error dberr;
+	/* The answer, made on any thread, queued by the I/O thread (MHD_queue_response may only
+	 * be called from the access handler). */
+	struct MHD_Response *resp;
+	bool close;           /* the answer closes the connection (a framing error) */
+	bool on_lane;         /* a lane runs dispatch: the database may be used */
+	bool lane_done;       /* the lane finished and resumed the connection */
+	struct db_conn *held; /* borrowed by authentication, handed to the handler */
+	struct router_match match; /* large: keep it last */
+};
+
+static inline long long mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static inline const char *header(struct MHD_Connection *c, const char *name)
+{
+	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+}
+
+
+/* ---------------------------------------------------------------- reply.c */
+
+/* Keeps resp (consumed) as r's answer with status; MHD_NO when resp is NULL. Any thread. */
+enum MHD_Result reply_queue(struct request *r, unsigned status, struct MHD_Response *resp);
+/* On the I/O thread: queues the kept answer; MHD_NO (close) when there is none. */
+enum MHD_Result reply_flush(struct request *r);
+/* A problem answer (code's status and title; detail NULL: the code's default); errors is
+ * borrowed; allow, when not NULL, becomes the Allow header. */
+enum MHD_Result reply_problem(struct request *r, enum rg_problem code, const char *detail,
+			      json_t *errors, long long current_revision, const char *allow);
+/* The answer to a CORS preflight. */
+enum MHD_Result reply_preflight(struct request *r);
+/* The answer a handler left in ctx (its problem, raw text or JSON reply). */
+enum MHD_Result reply_render(struct request *r, struct h_ctx *ctx);
+
+/* ---------------------------------------------------------------- dispatch.c */
+
+/* Verifies the bearer token once per request: from the cache on the I/O thread, with the
+ * database on a lane. false after keeping the answer (401, 503, 504 or 500) in *ret; on the
+ * I/O thread also when only the database can say (no answer kept). */
+bool dispatch_authenticate(struct request *r, enum MHD_Result *ret);
+/* Everything after the body has arrived: scope, path parameters, body, then the handler. */
+enum MHD_Result dispatch(struct request *r);
+
+#endif
