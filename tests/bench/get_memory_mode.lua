@@ -12,3 +12,12 @@ function init(args)
   end
   wrk.headers["Authorization"] = "Bearer " .. token
 end
+
+-- RG_BENCH_DELAY_MS paces each connection: it waits that long between its requests, so that
+-- a run measures latency at a chosen fraction of the peak rather than at saturation.
+local pace_ms = tonumber(os.getenv("RG_BENCH_DELAY_MS") or "0")
+if pace_ms > 0 then
+  function delay()
+    return pace_ms
+  end
+end
