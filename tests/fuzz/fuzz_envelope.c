@@ -80,14 +80,6 @@ static void verify_relevance(const json_t *normalised)
 	core_env_verdict_free(&v);
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_init_jansson();
-	return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	json_t *value = core_json_parse_strict((const char *)data, size);

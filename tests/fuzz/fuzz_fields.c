@@ -63,14 +63,6 @@ static void validate(const json_t *body, const struct h_route *route)
 	json_decref(again);
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_init_jansson();
-	return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	json_t *body = core_json_parse_strict((const char *)data, size);

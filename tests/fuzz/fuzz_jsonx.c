@@ -122,14 +122,6 @@ static void check_round_trip(const json_t *v)
 	json_decref(again);
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_init_jansson();
-	return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	json_error_t err;
