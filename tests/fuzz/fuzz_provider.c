@@ -1,4 +1,4 @@
-/* The provider contracts (core/provider.c) over fuzzed input. The first byte minus '0' is
+/* The provider contracts (core/provider.h) over fuzzed input. The first byte minus '0' is
  * max_results / limit ('8' → 8, '/' → -1); the rest is the provider's answer, parsed as the
  * handlers parse it (core_json_parse_strict) and judged as a decision-context response, a
  * semantic-preference response and a doctor answer; the same bytes as a C string go through

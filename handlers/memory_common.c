@@ -1,0 +1,85 @@
+/* What the memory handler families (handlers/memory_*.c) share: record lookup, list
+ * paging over db_mem_list, the refusal of a mutation and the eligibility fields. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/memory.h"
+#include "handlers/memory_internal.h"
+
+const char *const h_mem_states[] = {"eligible", "ineligible", NULL};
+
+const char h_mem_sha_reason[] = "must be sha256: followed by 64 lowercase hex digits";
+
+json_t *h_mem_parsed_or_null(const char *text)
+{
+	json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+	return v ? v : json_null();
+}
+
+bool h_mem_refused(struct h_ctx *ctx, const struct db_mem_outcome *out, bool if_match_first,
+		   const char *noun)
+{
+	char detail[96];
+	const char *o = out->outcome;
+	if (strcmp(o, "ok") == 0)
+		return false;
+	if (strcmp(o, "not_found") == 0) {
+		snprintf(detail, sizeof detail, "No such %s.", noun);
+		h_problem(ctx, PROBLEM_NOT_FOUND, detail, NULL);
+	} else if (strcmp(o, "stale") == 0) {
+		h_stale(ctx, out->current_revision, if_match_first);
+	} else if (strcmp(o, "already_revoked") == 0) {
+		snprintf(detail, sizeof detail, "The %s is already revoked.", noun);
+		h_problem(ctx, PROBLEM_ALREADY_REVOKED, detail, NULL);
+	} else if (strcmp(o, "forbidden") == 0) {
+		snprintf(detail, sizeof detail, "This token may only act on its own %ss.", noun);
+		h_problem(ctx, PROBLEM_FORBIDDEN, detail, NULL);
+	} else if (strcmp(o, "upstream_ineligible") == 0) {
+		h_problem(ctx, PROBLEM_UPSTREAM_INELIGIBLE,
+			  "An upstream record is not eligible for retrieval.", NULL);
+	} else {
+		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
+	}
+	return true;
+}
+
+void h_mem_add_state(json_t *o, const PGresult *res, int i)
+{
+	bool is_source = strcmp(PQgetvalue(res, i, 1), "source") == 0;
+	json_t *reasons = core_memory_reasons(PQgetvalue(res, i, 6), is_source,
+					      PQgetvalue(res, i, 7)[0] == 't');
+	json_object_set_new(o, "effective_retrieval_state",
+			    json_string(json_array_size(reasons) ? "ineligible" : "eligible"));
+	json_object_set_new(o, "ineligible_reasons", reasons);
+}
+
+enum rg_status h_mem_fetch_records(struct h_ctx *ctx, struct db_conn *c, const void *arg,
+				   int64_t after, int limit, PGresult **res)
+{
+	const struct h_mem_list_args *a = arg;
+	return db_mem_list(c, ctx->tenant_id, &a->filter, after, limit, res, &ctx->dberr);
+}
+
+bool h_mem_query_enum(struct h_ctx *ctx, const char *name, const char *const *values,
+		      const char **out)
+{
+	*out = ctx->query(ctx, name);
+	if (*out == NULL)
+		return true;
+	for (const char *const *v = values; *v; v++)
+		if (strcmp(*v, *out) == 0)
+			return true;
+	h_invalid(ctx, name, "must be one of the allowed values");
+	return false;
+}
+
+PGresult *h_mem_load_record(struct h_ctx *ctx, const char *param, const char *want_kind)
+{
+	PGresult *res = h_fetch_by_id(ctx, db_mem_get, h_param(ctx, param), "No such record.");
+	if (res && want_kind && strcmp(PQgetvalue(res, 0, 1), want_kind) != 0) {
+		PQclear(res);
+		h_problem(ctx, PROBLEM_NOT_FOUND, "No such record.", NULL);
+		return NULL;
+	}
+	return res;
+}

@@ -1,0 +1,120 @@
+/* Memory derivatives (API.md §3): create from eligible upstream records, list, get. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/hash.h"
+#include "core/ids.h"
+#include "core/memory.h"
+#include "handlers/handlers.h"
+#include "handlers/memory_internal.h"
+
+static const char *const derivative_kinds[] = {"index", "summary", "cache", "transclusion",
+					       "prompt", NULL};
+
+static const struct field_spec upstream_fields[] = {
+	{.name = "source_id", .type = F_STRING, .required = true, .min = 1, .max = RG_MAX_ID_BYTES,
+	 .check = core_id_valid, .check_reason = h_id_reason},
+	{.name = "revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX},
+	{.name = NULL},
+};
+static const struct field_spec upstream_item = {.type = F_OBJECT, .sub = upstream_fields};
+
+enum rg_problem h_derivative_check(const json_t *body, json_t *errors)
+{
+	const json_t *from = json_object_get(body, "derived_from");
+	for (size_t i = 0; i < json_array_size(from); i++)
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(str(json_array_get(from, i), "source_id"),
+				   str(json_array_get(from, j), "source_id")) == 0) {
+				char field[64];
+				snprintf(field, sizeof field, "derived_from[%zu].source_id", i);
+				core_fields_error(errors, field, "must not repeat an upstream");
+				return PROBLEM_VALIDATION_FAILED;
+			}
+	return PROBLEM_NONE;
+}
+
+const struct field_spec h_derivative_body[] = {
+	{.name = "kind", .type = F_ENUM, .required = true, .values = derivative_kinds},
+	{.name = "derived_from", .type = F_ARRAY, .required = true, .min = 1,
+	 .max = RG_MEM_DERIVED_FROM_MAX, .item = &upstream_item},
+	{.name = "content", .type = F_STRING, .required = true, .min = 1, .max = RG_MEM_CONTENT_MAX},
+	{.name = NULL},
+};
+
+static json_t *derivative_meta(const PGresult *res, int i)
+{
+	json_t *o = json_pack("{s:s, s:o, s:I, s:o, s:s, s:o}", "derivative_id",
+			      PQgetvalue(res, i, 0), "kind", opt_str(db_text(res, i, 4)), "revision",
+			      (json_int_t)db_int(res, i, 2), "provenance",
+			      h_mem_parsed_or_null(db_text(res, i, 14)), "content_hash",
+			      PQgetvalue(res, i, 8), "created_at", h_time(db_int(res, i, 10)));
+	h_mem_add_state(o, res, i);
+	return o;
+}
+
+static json_t *derivative_row(const PGresult *res, int i, const void *arg, int64_t *cursor)
+{
+	(void)arg;
+	*cursor = db_int(res, i, 13);
+	return derivative_meta(res, i);
+}
+
+void h_derivative_list(struct h_ctx *ctx)
+{
+	struct h_mem_list_args a = {.filter = {.record_kind = "derivative"}};
+	if (!h_mem_query_enum(ctx, "state", h_mem_states, &a.filter.state))
+		return;
+	const struct h_list_query q = {H_PAGE_DEFAULT, &a, h_mem_fetch_records, derivative_row};
+	h_list(ctx, &q);
+}
+
+void h_derivative_get(struct h_ctx *ctx)
+{
+	PGresult *res = h_mem_load_record(ctx, "derivative_id", "derivative");
+	if (res == NULL)
+		return;
+	h_etag(ctx, db_int(res, 0, 2));
+	h_reply(ctx, 200, derivative_meta(res, 0));
+	PQclear(res);
+}
+
+/* ---- derivatives ------------------------------------------------------------------ */
+
+void h_derivative_create(struct h_ctx *ctx)
+{
+	const json_t *from = json_object_get(ctx->body, "derived_from");
+	const char *content = str(ctx->body, "content"), *kind = str(ctx->body, "kind");
+	const char *ids[RG_MEM_DERIVED_FROM_MAX];
+	int64_t revisions[RG_MEM_DERIVED_FROM_MAX];
+	char id[RG_ID_SIZE], hash[RG_SHA256_TAGGED_SIZE];
+	size_t n = json_array_size(from);
+	for (size_t i = 0; i < n; i++) {
+		ids[i] = str(json_array_get(from, i), "source_id");
+		revisions[i] = json_integer_value(json_object_get(json_array_get(from, i), "revision"));
+	}
+	if (!core_new_id("drv_", id)) {
+		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
+		return;
+	}
+	core_sha256_tagged(content, strlen(content), hash);
+	struct db_actor actor = h_actor(ctx);
+	struct db_mem_outcome out;
+	struct db_conn *c = NULL;
+	if (!h_acquire(ctx, &c))
+		return;
+	enum rg_status st = db_mem_derive(c, &actor, id, kind, ids, revisions, n, content, hash,
+					  &out, &ctx->dberr);
+	h_db_release(ctx, c);
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
+	} else if (!h_mem_refused(ctx, &out, false, "upstream record")) {
+		snprintf(ctx->location, sizeof ctx->location, "/v1/memory/derivatives/%s", id);
+		h_etag(ctx, 1);
+		h_reply(ctx, 201,
+			json_pack("{s:s, s:s, s:i, s:O, s:s, s:[], s:s, s:o}", "derivative_id", id,
+				  "kind", kind, "revision", 1, "provenance", from,
+				  "effective_retrieval_state", "eligible", "ineligible_reasons",
+				  "content_hash", hash, "created_at", h_time(out.at_ms)));
+	}
+}

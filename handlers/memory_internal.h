@@ -1,0 +1,59 @@
+/* Private to handlers/memory_*.c: what the memory handler families (sources, derivatives,
+ * retrieval, assents) share. Defined in handlers/memory_common.c. */
+#ifndef RG_HANDLERS_MEMORY_INTERNAL_H
+#define RG_HANDLERS_MEMORY_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "db/memory.h"
+#include "handlers/common.h"
+
+/* The values of ?state= on the source and derivative lists (NULL-terminated). */
+extern const char *const h_mem_states[];
+/* The 422 reason for a sha256: reference off its pattern. */
+extern const char h_mem_sha_reason[];
+
+/* A string member of o, borrowed; NULL when absent or not a string. */
+static inline const char *str(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+/* A new JSON string of s, or JSON null for NULL. */
+static inline json_t *opt_str(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+/* New: the JSON that text holds, or JSON null when text is NULL or does not parse. */
+json_t *h_mem_parsed_or_null(const char *text);
+
+/* Answers a mutation function's refusal (its outcome is anything but "ok"); false for "ok".
+ * noun names the resource in the detail ("source", "assent", "upstream record"). */
+bool h_mem_refused(struct h_ctx *ctx, const struct db_mem_outcome *out, bool if_match_first,
+		   const char *noun);
+
+/* Adds {effective_retrieval_state, ineligible_reasons} of a metadata row to o. */
+void h_mem_add_state(json_t *o, const PGresult *res, int i);
+
+/* The argument of the source and derivative lists' h_list_query. */
+struct h_mem_list_args {
+	struct db_mem_filter filter;
+	bool labels;
+};
+
+/* h_list_query's fetch over db_mem_list; arg is a struct h_mem_list_args. */
+enum rg_status h_mem_fetch_records(struct h_ctx *ctx, struct db_conn *c, const void *arg,
+				   int64_t after, int limit, PGresult **res) RG_MUSTCHECK;
+
+/* ?name= restricted to values (NULL-terminated); false after answering 422. */
+bool h_mem_query_enum(struct h_ctx *ctx, const char *name, const char *const *values,
+		      const char **out) RG_MUSTCHECK;
+
+/* One record by path id (want_kind NULL: either kind); NULL after answering (404 or 503).
+ * The result is new (PQclear). */
+PGresult *h_mem_load_record(struct h_ctx *ctx, const char *param, const char *want_kind);
+
+#endif

@@ -1,0 +1,205 @@
+/* Memory retrieval (API.md §4): search, its explanation, context assembly and the load
+ * receipts it stores. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/hash.h"
+#include "core/ids.h"
+#include "core/memory.h"
+#include "handlers/handlers.h"
+#include "handlers/memory_internal.h"
+
+static const char *const record_kinds[] = {"source", "derivative", NULL};
+
+static const struct field_spec kind_item = {.type = F_ENUM, .values = record_kinds};
+
+const struct field_spec h_search_body[] = {
+	{.name = "query", .type = F_STRING, .required = true, .min = 1, .max = RG_MEM_QUERY_MAX},
+	{.name = "thread_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
+	 .check = core_id_valid, .check_reason = h_id_reason},
+	{.name = "limit", .type = F_INT, .min = 1, .max = RG_MEM_SEARCH_LIMIT_MAX},
+	{.name = "kinds", .type = F_ARRAY, .min = 1, .max = 2, .item = &kind_item, .unique = true},
+	{.name = NULL},
+};
+
+const struct field_spec h_context_body[] = {
+	{.name = "query", .type = F_STRING, .required = true, .min = 1, .max = RG_MEM_QUERY_MAX},
+	{.name = "thread_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
+	 .check = core_id_valid, .check_reason = h_id_reason},
+	{.name = "max_items", .type = F_INT, .min = 1, .max = RG_MEM_CONTEXT_ITEMS_MAX},
+	{.name = "budget_tokens", .type = F_INT, .min = 1, .max = RG_MEM_BUDGET_MAX},
+	{.name = NULL},
+};
+
+/* ---- retrieval -------------------------------------------------------------------- */
+
+/* "{source,derivative}" from the body's kinds (both when absent). */
+static void kinds_literal(const json_t *body, char *out, size_t size)
+{
+	const json_t *kinds = json_object_get(body, "kinds");
+	size_t i;
+	json_t *k;
+	if (kinds == NULL) {
+		snprintf(out, size, "{source,derivative}");
+		return;
+	}
+	snprintf(out, size, "{");
+	json_array_foreach(kinds, i, k) {
+		strncat(out, i ? "," : "", size - strlen(out) - 1);
+		strncat(out, json_string_value(k), size - strlen(out) - 1);
+	}
+	strncat(out, "}", size - strlen(out) - 1);
+}
+
+static int int_or(const json_t *body, const char *name, int def)
+{
+	const json_t *v = json_object_get(body, name);
+	return v ? (int)json_integer_value(v) : def;
+}
+
+void h_memory_search(struct h_ctx *ctx)
+{
+	char kinds[40];
+	PGresult *res = NULL;
+	struct db_conn *c = NULL;
+	kinds_literal(ctx->body, kinds, sizeof kinds);
+	if (!h_acquire(ctx, &c))
+		return;
+	enum rg_status st = db_mem_search(c, ctx->tenant_id, str(ctx->body, "query"),
+					  str(ctx->body, "thread_id"), kinds,
+					  int_or(ctx->body, "limit", RG_MEM_SEARCH_LIMIT_DEFAULT), &res,
+					  &ctx->dberr);
+	h_db_release(ctx, c);
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
+		return;
+	}
+	json_t *items = json_array();
+	for (int i = 0; i < PQntuples(res); i++)
+		json_array_append_new(items,
+				      json_pack("{s:s, s:s, s:I, s:f, s:s}", "record_id",
+						PQgetvalue(res, i, 0), "record_kind", PQgetvalue(res, i, 1),
+						"revision", (json_int_t)db_int(res, i, 2), "score",
+						strtod(PQgetvalue(res, i, 3), NULL), "content_hash",
+						PQgetvalue(res, i, 4)));
+	PQclear(res);
+	h_reply(ctx, 200, json_pack("{s:o}", "items", items));
+}
+
+void h_memory_explain(struct h_ctx *ctx)
+{
+	char kinds[40], qhash[RG_SHA256_TAGGED_SIZE];
+	PGresult *res = NULL;
+	struct db_conn *c = NULL;
+	const char *query = str(ctx->body, "query");
+	int limit = int_or(ctx->body, "limit", RG_MEM_SEARCH_LIMIT_DEFAULT);
+	kinds_literal(ctx->body, kinds, sizeof kinds);
+	if (!h_acquire(ctx, &c))
+		return;
+	enum rg_status st = db_mem_explain(c, ctx->tenant_id, query, str(ctx->body, "thread_id"),
+					   kinds, RG_MEM_EXPLAIN_MAX + 1, &res, &ctx->dberr);
+	h_db_release(ctx, c);
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
+		return;
+	}
+	/* Rows come eligible first, best first: the first `limit` eligible ones are what search
+	 * selects. Up to 500 items: written directly rather than built as a jansson tree. */
+	struct jsonw w;
+	int rows = PQntuples(res), eligible_seen = 0;
+	core_sha256_tagged(query, strlen(query), qhash);
+	jsonw_init(&w);
+	jsonw_raw(&w, "{\"query_sha256\":");
+	jsonw_str(&w, qhash);
+	jsonw_raw(&w, ",\"items\":[");
+	for (int i = 0; i < rows && i < RG_MEM_EXPLAIN_MAX; i++) {
+		bool is_source = strcmp(PQgetvalue(res, i, 1), "source") == 0;
+		bool disabled = PQgetvalue(res, i, 7)[0] == 't';
+		const char *reasons[RG_MEM_REASONS_MAX];
+		size_t nr = core_memory_reason_list(PQgetvalue(res, i, 4), is_source,
+						    PQgetvalue(res, i, 5)[0] == 't', reasons);
+		bool within = nr == 0 && eligible_seen++ < limit;
+		const char *reason = core_memory_pick_reason(disabled, nr ? reasons[0] : NULL, within);
+		jsonw_raw(&w, i ? ",{\"record_id\":" : "{\"record_id\":");
+		jsonw_str(&w, PQgetvalue(res, i, 0));
+		jsonw_raw(&w, ",\"record_kind\":");
+		jsonw_str(&w, PQgetvalue(res, i, 1));
+		jsonw_raw(&w, ",\"revision\":");
+		jsonw_int(&w, db_int(res, i, 2));
+		jsonw_raw(&w, ",\"classification\":");
+		jsonw_str(&w, db_text(res, i, 3));
+		jsonw_raw(&w, strcmp(reason, "selected") == 0 ? ",\"included\":true,\"reason\":"
+							       : ",\"included\":false,\"reason\":");
+		jsonw_str(&w, reason);
+		jsonw_raw(&w, ",\"ineligible_reasons\":[");
+		for (size_t k = 0; k < nr; k++) {
+			jsonw_raw(&w, k ? ",\"" : "\"");
+			jsonw_raw(&w, reasons[k]); /* fixed reason names: nothing to escape */
+			jsonw_raw(&w, "\"");
+		}
+		jsonw_raw(&w, "]}");
+	}
+	jsonw_raw(&w, rows > RG_MEM_EXPLAIN_MAX ? "],\"truncated\":true}" : "],\"truncated\":false}");
+	PQclear(res);
+	h_reply_jsonw(ctx, 200, &w);
+}
+
+void h_memory_context(struct h_ctx *ctx)
+{
+	char receipt_id[RG_ID_SIZE];
+	struct mem_candidate cand[RG_MEM_CANDIDATES_MAX];
+	PGresult *res = NULL;
+	struct db_conn *c = NULL;
+	json_t *items = NULL, *receipt = NULL;
+	char *stored = NULL;
+	if (!core_new_id("lrc_", receipt_id)) {
+		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
+		return;
+	}
+	if (!h_acquire(ctx, &c))
+		return;
+	enum rg_status st = db_mem_context(c, ctx->tenant_id, str(ctx->body, "query"),
+					   str(ctx->body, "thread_id"), RG_MEM_CANDIDATES_MAX, &res,
+					   &ctx->dberr);
+	if (st == RG_OK) {
+		size_t n = (size_t)PQntuples(res);
+		for (size_t i = 0; i < n; i++) {
+			cand[i].record_id = PQgetvalue(res, (int)i, 0);
+			cand[i].revision = db_int(res, (int)i, 2);
+			cand[i].content_hash = PQgetvalue(res, (int)i, 4);
+			cand[i].content = PQgetvalue(res, (int)i, 5);
+		}
+		receipt = core_memory_assemble(cand, n,
+					       int_or(ctx->body, "max_items", RG_MEM_CONTEXT_ITEMS_DEFAULT),
+					       int_or(ctx->body, "budget_tokens", RG_MEM_BUDGET_DEFAULT),
+					       receipt_id, &items);
+		stored = json_dumps(receipt, JSON_COMPACT);
+		st = stored ? db_receipt_put(c, ctx->tenant_id, receipt_id, stored, &ctx->dberr)
+			    : RG_NOMEM;
+	}
+	h_db_release(ctx, c);
+	PQclear(res);
+	free(stored);
+	if (st != RG_OK) {
+		json_decref(items);
+		json_decref(receipt);
+		h_db_failed(ctx, st);
+		return;
+	}
+	h_reply(ctx, 200, json_pack("{s:o, s:o}", "items", items, "load_receipt", receipt));
+}
+
+void h_load_receipt_get(struct h_ctx *ctx)
+{
+	PGresult *res = h_fetch_by_id(ctx, db_receipt_get, h_param(ctx, "receipt_id"),
+				      "No such load receipt.");
+	if (res == NULL)
+		return;
+	/* The stored bytes, unchanged. */
+	struct jsonw w;
+	jsonw_init(&w);
+	jsonw_raw(&w, PQgetvalue(res, 0, 0));
+	h_reply_jsonw(ctx, 200, &w);
+	PQclear(res);
+}

@@ -1,0 +1,351 @@
+/* Memory sources (API.md §3): create (with foreign admission), list, get, content,
+ * classification, revocation and its readback. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/hash.h"
+#include "core/ids.h"
+#include "core/memory.h"
+#include "handlers/handlers.h"
+#include "handlers/memory_internal.h"
+
+static const char *const source_kinds[] = {"note", "thread_summary", "document", "fact", NULL};
+static const char *const classifications[] = {"active", "cold", NULL};
+
+static const struct field_spec label_value = {.type = F_STRING, .min = 1,
+					      .max = RG_MEM_LABEL_VALUE_MAX};
+static const struct field_spec pointer_fields[] = {
+	{.name = "uri", .type = F_STRING, .required = true, .min = 1, .max = RG_MEM_URI_MAX,
+	 .check = core_uri_valid, .check_reason = "must be a URI (scheme:rest)"},
+	{.name = "content_hash", .type = F_STRING, .required = true, .min = 1, .max = 71,
+	 .check = core_sha256_ref_valid, .check_reason = h_mem_sha_reason},
+	{.name = NULL},
+};
+static const struct field_spec foreign_fields[] = {
+	{.name = "owner", .type = F_STRING, .required = true, .min = 1, .max = RG_MAX_ID_BYTES,
+	 .check = core_id_valid, .check_reason = h_id_reason},
+	{.name = "assent_id", .type = F_STRING, .min = 1, .max = 64},
+	{.name = NULL},
+};
+
+const struct field_spec h_source_create_body[] = {
+	{.name = "source_kind", .type = F_ENUM, .required = true, .values = source_kinds},
+	{.name = "thread_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
+	 .check = core_id_valid, .check_reason = h_id_reason},
+	{.name = "labels", .type = F_MAP, .max = RG_MEM_LABELS_MAX, .check = core_label_key_valid,
+	 .key_pattern = "^[a-z][a-z0-9_.-]{0,63}$", .item = &label_value},
+	{.name = "content", .type = F_STRING, .min = 1, .max = RG_MEM_CONTENT_MAX},
+	{.name = "pointer", .type = F_OBJECT, .sub = pointer_fields},
+	{.name = "classification", .type = F_ENUM, .values = classifications},
+	{.name = "foreign", .type = F_OBJECT, .sub = foreign_fields},
+	{.name = NULL},
+};
+
+enum rg_problem h_source_create_check(const json_t *body, json_t *errors)
+{
+	bool content = json_object_get(body, "content") != NULL;
+	bool pointer = json_object_get(body, "pointer") != NULL;
+	if (content == pointer) {
+		core_fields_error(errors, "content", "must be present exactly when pointer is absent");
+		return PROBLEM_VALIDATION_FAILED;
+	}
+	if (content && json_object_get(body, "foreign")) {
+		core_fields_error(errors, "content", "must be absent for a foreign source (send a pointer)");
+		return PROBLEM_THIN_POINTER_REQUIRED;
+	}
+	return PROBLEM_NONE;
+}
+
+const struct field_spec h_classification_body[] = {
+	{.name = "expected_revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX},
+	{.name = "classification", .type = F_ENUM, .required = true, .values = classifications},
+	{.name = NULL},
+};
+
+const struct field_spec h_revoke_body[] = {
+	{.name = "expected_revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX},
+	{.name = "reason_code", .type = F_STRING, .required = true, .min = 1,
+	 .max = RG_MAX_ID_BYTES, .check = core_id_valid, .check_reason = h_id_reason},
+	{.name = NULL},
+};
+
+static json_t *source_meta(const PGresult *res, int i, bool labels)
+{
+	json_t *o = json_pack("{s:s, s:I, s:o, s:o, s:s, s:o, s:o}", "source_id",
+			      PQgetvalue(res, i, 0), "revision", (json_int_t)db_int(res, i, 2),
+			      "source_kind", opt_str(db_text(res, i, 3)), "classification",
+			      opt_str(db_text(res, i, 5)), "content_hash", PQgetvalue(res, i, 8),
+			      "created_at", h_time(db_int(res, i, 10)), "updated_at",
+			      h_time(db_int(res, i, 11)));
+	h_mem_add_state(o, res, i);
+	if (labels)
+		json_object_set_new(o, "labels", h_mem_parsed_or_null(db_text(res, i, 12)));
+	return o;
+}
+
+/* ---- sources ---------------------------------------------------------------------- */
+
+static void forbid_assent(struct h_ctx *ctx, enum rg_problem code, const char *identity)
+{
+	h_problem(ctx, code, NULL, NULL);
+	ctx->problem_extra = json_pack("{s:s}", "source_identity", identity);
+}
+
+void h_source_create(struct h_ctx *ctx)
+{
+	const json_t *b = ctx->body, *pointer = json_object_get(b, "pointer");
+	const json_t *foreign = json_object_get(b, "foreign");
+	char id[RG_ID_SIZE], hash[RG_SHA256_TAGGED_SIZE], identity[RG_SHA256_TAGGED_SIZE];
+	struct db_mem_source s = {0};
+	struct db_mem_outcome out;
+	struct db_conn *c = NULL;
+	char *labels = NULL;
+
+	s.content = str(b, "content");
+	s.classification = str(b, "classification") ? str(b, "classification") : "active";
+	if (s.content) {
+		core_sha256_tagged(s.content, strlen(s.content), hash);
+		memcpy(identity, hash, sizeof hash);
+	} else {
+		s.pointer_uri = str(pointer, "uri");
+		snprintf(hash, sizeof hash, "%s", str(pointer, "content_hash"));
+		core_memory_identity(foreign ? str(foreign, "owner") : "", s.pointer_uri, hash,
+				     identity);
+	}
+	if (foreign) {
+		s.foreign_owner = str(foreign, "owner");
+		s.assent_id = str(foreign, "assent_id");
+		if (s.assent_id == NULL) {
+			forbid_assent(ctx, PROBLEM_ASSENT_MISSING, identity);
+			return;
+		}
+	}
+	if (!core_new_id("src_", id)) {
+		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
+		return;
+	}
+	if (json_object_get(b, "labels"))
+		labels = json_dumps(json_object_get(b, "labels"), JSON_COMPACT);
+	s.record_id = id;
+	s.source_kind = str(b, "source_kind");
+	s.thread_id = str(b, "thread_id");
+	s.labels_json = labels;
+	s.content_hash = hash;
+	s.source_identity = identity;
+	struct db_actor actor = h_actor(ctx);
+	if (!h_acquire(ctx, &c))
+		goto out;
+	enum rg_status st = db_mem_admit(c, &actor, &s, &out, &ctx->dberr);
+	h_db_release(ctx, c);
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
+		goto out;
+	}
+	if (strcmp(out.outcome, "ok") != 0) {
+		/* db/ answers one of the assent_* codes; anything else is a refusal we
+		 * cannot name, which must not pass for an assent problem */
+		enum rg_problem code = core_problem_from_code(out.outcome);
+		if (code < PROBLEM_ASSENT_MISSING || code > PROBLEM_ASSENT_STALE)
+			h_problem(ctx, PROBLEM_INTERNAL, NULL, NULL);
+		else
+			forbid_assent(ctx, code, identity);
+		goto out;
+	}
+	bool cold = strcmp(s.classification, "cold") == 0;
+	snprintf(ctx->location, sizeof ctx->location, "/v1/memory/sources/%s", id);
+	h_etag(ctx, 1);
+	h_reply(ctx, 201,
+		json_pack("{s:s, s:i, s:s, s:s, s:s, s:o, s:s, s:s, s:o}", "source_id", id,
+			  "revision", 1, "source_kind", s.source_kind, "classification",
+			  s.classification, "effective_retrieval_state",
+			  cold ? "ineligible" : "eligible", "ineligible_reasons",
+			  cold ? json_pack("[s]", "classification_cold") : json_array(),
+			  "content_hash", hash, "source_identity", identity, "created_at",
+			  h_time(out.at_ms)));
+out:
+	free(labels);
+}
+
+static json_t *source_row(const PGresult *res, int i, const void *arg, int64_t *cursor)
+{
+	const struct h_mem_list_args *a = arg;
+	*cursor = db_int(res, i, 13);
+	return source_meta(res, i, a->labels);
+}
+
+void h_source_list(struct h_ctx *ctx)
+{
+	static const char *const includes[] = {"labels", NULL};
+	struct h_mem_list_args a = {.filter = {.record_kind = "source"}};
+	const char *include;
+	if (!h_mem_query_enum(ctx, "classification", classifications, &a.filter.classification) ||
+	    !h_mem_query_enum(ctx, "state", h_mem_states, &a.filter.state) ||
+	    !h_mem_query_enum(ctx, "source_kind", source_kinds, &a.filter.source_kind) ||
+	    !h_mem_query_enum(ctx, "include", includes, &include))
+		return;
+	a.filter.thread_id = ctx->query(ctx, "thread_id");
+	if (a.filter.thread_id && !core_id_valid(a.filter.thread_id)) {
+		h_invalid(ctx, "thread_id", h_id_reason);
+		return;
+	}
+	a.labels = include != NULL;
+	const struct h_list_query q = {H_PAGE_DEFAULT, &a, h_mem_fetch_records, source_row};
+	h_list(ctx, &q);
+}
+
+void h_source_get(struct h_ctx *ctx)
+{
+	PGresult *res = h_mem_load_record(ctx, "source_id", NULL);
+	if (res == NULL)
+		return;
+	bool is_source = strcmp(PQgetvalue(res, 0, 1), "source") == 0;
+	json_t *o = source_meta(res, 0, false);
+	json_object_set_new(o, "record_kind", json_string(PQgetvalue(res, 0, 1)));
+	json_object_set_new(o, "source_identity", opt_str(db_text(res, 0, 9)));
+	json_object_set_new(o, "provenance", is_source ? json_null()
+						       : h_mem_parsed_or_null(db_text(res, 0, 14)));
+	if (!is_source)
+		json_object_set_new(o, "kind", opt_str(db_text(res, 0, 4)));
+	h_etag(ctx, db_int(res, 0, 2));
+	PQclear(res);
+	h_reply(ctx, 200, o);
+}
+
+void h_source_content(struct h_ctx *ctx)
+{
+	PGresult *res = h_fetch_by_id(ctx, db_mem_content, h_param(ctx, "source_id"),
+				      "No such record.");
+	if (res == NULL)
+		return;
+	if (!db_null(res, 0, 0))
+		h_reply(ctx, 200, json_pack("{s:s}", "content", PQgetvalue(res, 0, 0)));
+	else
+		h_reply(ctx, 200, json_pack("{s:{s:s, s:s}}", "pointer", "uri", PQgetvalue(res, 0, 1),
+					    "content_hash", PQgetvalue(res, 0, 2)));
+	PQclear(res);
+}
+
+/* When a guarded write must not run, answers 412/409 from the record's current revision. */
+static void refuse_record(struct h_ctx *ctx, bool if_match_first)
+{
+	PGresult *res = h_mem_load_record(ctx, "source_id", "source");
+	if (res == NULL)
+		return;
+	h_stale(ctx, db_int(res, 0, 2), if_match_first);
+	PQclear(res);
+}
+
+void h_source_classify(struct h_ctx *ctx)
+{
+	const char *id = h_param(ctx, "source_id");
+	int64_t expected = json_integer_value(json_object_get(ctx->body, "expected_revision"));
+	const char *classification = str(ctx->body, "classification");
+	struct db_mem_outcome out;
+	struct db_conn *c = NULL;
+	bool if_match_first;
+	if (!h_guard_write(ctx, expected, &if_match_first)) {
+		refuse_record(ctx, if_match_first);
+		return;
+	}
+	struct db_actor actor = h_actor(ctx);
+	if (!h_acquire(ctx, &c))
+		return;
+	enum rg_status st = db_mem_classify(c, &actor, id, expected, classification, &out,
+					    &ctx->dberr);
+	h_db_release(ctx, c);
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
+	} else if (!h_mem_refused(ctx, &out, if_match_first, "source")) {
+		h_etag(ctx, out.revision);
+		h_reply(ctx, 200,
+			json_pack("{s:s, s:s, s:s, s:I, s:o}", "source_id", id,
+				  "previous_classification", out.previous, "classification",
+				  classification, "revision", (json_int_t)out.revision,
+				  "effective_at", h_time(out.at_ms)));
+	}
+}
+
+/* {source_id, revoked, derivatives, residual_eligible, clean}; NULL when there is no such
+ * source (st RG_OK) or the query failed. */
+static json_t *readback(struct h_ctx *ctx, struct db_conn *c, const char *id,
+			enum rg_status *st)
+{
+	PGresult *res = NULL;
+	*st = db_mem_readback(c, ctx->tenant_id, id, &res, &ctx->dberr);
+	if (*st != RG_OK || PQntuples(res) == 0) {
+		PQclear(res);
+		return NULL;
+	}
+	json_t *derivatives = json_array();
+	json_int_t residual = 0;
+	for (int i = 0; i < PQntuples(res); i++) {
+		if (db_null(res, i, 1))
+			continue;
+		bool eligible = PQgetvalue(res, i, 3)[0] == 't';
+		residual += eligible;
+		json_array_append_new(derivatives,
+				      json_pack("{s:s, s:s, s:s}", "derivative_id", PQgetvalue(res, i, 1),
+						"kind", PQgetvalue(res, i, 2), "effective_retrieval_state",
+						eligible ? "eligible" : "ineligible"));
+	}
+	json_t *o = json_pack("{s:s, s:b, s:o, s:I, s:b}", "source_id", id, "revoked",
+			      PQgetvalue(res, 0, 0)[0] == 't', "derivatives", derivatives,
+			      "residual_eligible", residual, "clean", residual == 0);
+	PQclear(res);
+	return o;
+}
+
+void h_source_readback(struct h_ctx *ctx)
+{
+	struct db_conn *c = NULL;
+	enum rg_status st;
+	if (!h_acquire(ctx, &c))
+		return;
+	json_t *o = readback(ctx, c, h_param(ctx, "source_id"), &st);
+	h_db_release(ctx, c);
+	if (st != RG_OK)
+		h_db_failed(ctx, st);
+	else if (o == NULL)
+		h_problem(ctx, PROBLEM_NOT_FOUND, "No such source.", NULL);
+	else
+		h_reply(ctx, 200, o);
+}
+
+void h_source_revoke(struct h_ctx *ctx)
+{
+	const char *id = h_param(ctx, "source_id");
+	int64_t expected = json_integer_value(json_object_get(ctx->body, "expected_revision"));
+	struct db_mem_outcome out;
+	struct db_conn *c = NULL;
+	bool if_match_first;
+	json_t *rb = NULL;
+	if (!h_guard_write(ctx, expected, &if_match_first)) {
+		refuse_record(ctx, if_match_first);
+		return;
+	}
+	struct db_actor actor = h_actor(ctx);
+	if (!h_acquire(ctx, &c))
+		return;
+	enum rg_status st = db_mem_revoke(c, &actor, id, expected, str(ctx->body, "reason_code"),
+					  &out, &ctx->dberr);
+	if (st == RG_OK && strcmp(out.outcome, "ok") == 0) {
+		/* The revocation is committed: a failed readback must not turn it into an error
+		 * (a retry would then meet already_revoked). readback is null then; GET …/readback
+		 * answers it later. */
+		enum rg_status rb_st;
+		rb = readback(ctx, c, id, &rb_st);
+	}
+	h_db_release(ctx, c);
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
+	} else if (!h_mem_refused(ctx, &out, if_match_first, "source")) {
+		h_etag(ctx, out.revision);
+		h_reply(ctx, 200,
+			json_pack("{s:s, s:I, s:o, s:o}", "source_id", id, "revision",
+				  (json_int_t)out.revision, "revoked_at", h_time(out.at_ms),
+				  "readback", rb ? rb : json_null()));
+		return;
+	}
+	json_decref(rb);
+}
