@@ -29,17 +29,19 @@ static void ctx_provider_call(const struct h_ctx *ctx, const struct h_call *call
 	struct h_call bounded = *call;
 	long long spent = mono_ms() - ctx->received_ms;
 	if (spent > 0)
-		bounded.deadline_ms =
-		    (long long)call->deadline_ms > spent + 1 ? call->deadline_ms - (unsigned)spent : 1;
+		bounded.deadline_ms = (long long)call->deadline_ms > spent + 1
+					      ? call->deadline_ms - (unsigned)spent
+					      : 1;
 	outbound_call(&bounded, ctx->traceparent, out);
 }
 
 static void ctx_provider_observe(const struct h_ctx *ctx, const struct h_call_report *r)
 {
 	metrics_provider(r->call, r->outcome);
-	log_info(ctx->request_id, "provider %s extension_id=%s outcome=%s reason=%s%s%s latency_ms=%lld",
-		 r->call, r->extension_id, r->outcome, r->reason ? r->reason : "-",
-		 r->why ? " why=" : "", r->why ? r->why : "", r->latency_ms);
+	log_info(ctx->request_id,
+		 "provider %s extension_id=%s outcome=%s reason=%s%s%s latency_ms=%lld", r->call,
+		 r->extension_id, r->outcome, r->reason ? r->reason : "-", r->why ? " why=" : "",
+		 r->why ? r->why : "", r->latency_ms);
 }
 
 static bool json_content_type(const char *ct)
@@ -62,14 +64,14 @@ bool dispatch_authenticate(struct request *r, enum MHD_Result *ret)
 	if (r->authenticated || r->match.route->scope == 0)
 		return true;
 	const char *authorization = header(r->conn, "Authorization");
-	enum rg_status st = r->on_lane ? auth_verify(r->srv->pool, authorization, &r->who,
-						     &r->held, &r->dberr)
-				       : auth_verify_cached(authorization, &r->who);
+	enum rg_status st =
+		r->on_lane ? auth_verify(r->srv->pool, authorization, &r->who, &r->held, &r->dberr)
+			   : auth_verify_cached(authorization, &r->who);
 	if (st == RG_RETRY && !r->on_lane)
 		return false;
 	if (st == RG_OK) {
 		r->authenticated = true;
-		/* Once per request, before the body is read or checked: a refusal changes nothing. */
+		/* Once per request, before the body is read: a refusal changes nothing. */
 		if (ratelimit_take(r->who.token_id, &r->retry_after_s))
 			return true;
 		*ret = reply_problem(r, PROBLEM_RATE_LIMITED, NULL, NULL, -1, NULL);
@@ -77,15 +79,15 @@ bool dispatch_authenticate(struct request *r, enum MHD_Result *ret)
 	}
 	if (st == RG_UNAVAILABLE)
 		*ret = reply_problem(r, PROBLEM_DATABASE_UNAVAILABLE,
-			       "The database is unavailable; retry later.", NULL, -1, NULL);
+				     "The database is unavailable; retry later.", NULL, -1, NULL);
 	else if (st == RG_TIMEOUT)
 		*ret = reply_problem(r, PROBLEM_QUERY_TIMEOUT, NULL, NULL, -1, NULL);
 	else if (st == RG_NOT_FOUND)
-		*ret = reply_problem(r, PROBLEM_UNAUTHENTICATED, "A valid bearer token is required.", NULL,
-			       -1, NULL);
+		*ret = reply_problem(r, PROBLEM_UNAUTHENTICATED,
+				     "A valid bearer token is required.", NULL, -1, NULL);
 	else
-		*ret = reply_problem(r, PROBLEM_INTERNAL, "The request could not be completed.", NULL, -1,
-			       NULL);
+		*ret = reply_problem(r, PROBLEM_INTERNAL, "The request could not be completed.",
+				     NULL, -1, NULL);
 	return false;
 }
 
@@ -104,15 +106,17 @@ enum MHD_Result dispatch(struct request *r)
 	if (strcmp(r->method, "OPTIONS") == 0 && r->routed != ROUTER_NOT_FOUND)
 		return reply_preflight(r);
 	if (r->routed == ROUTER_NOT_FOUND)
-		return reply_problem(r, PROBLEM_NOT_FOUND, "No resource at this path.", NULL, -1, NULL);
+		return reply_problem(r, PROBLEM_NOT_FOUND, "No resource at this path.", NULL, -1,
+				     NULL);
 	if (r->routed == ROUTER_METHOD_NOT_ALLOWED)
-		return reply_problem(r, PROBLEM_METHOD_NOT_ALLOWED, "This path does not support the method.",
-			       NULL, -1, r->match.allow);
+		return reply_problem(r, PROBLEM_METHOD_NOT_ALLOWED,
+				     "This path does not support the method.", NULL, -1,
+				     r->match.allow);
 	if (!dispatch_authenticate(r, &ret))
 		return ret;
 	if (r->too_large)
-		return reply_problem(r, PROBLEM_PAYLOAD_TOO_LARGE, "The body exceeds the size limit.", NULL,
-			       -1, NULL);
+		return reply_problem(r, PROBLEM_PAYLOAD_TOO_LARGE,
+				     "The body exceeds the size limit.", NULL, -1, NULL);
 	for (size_t i = 0; i < r->match.nparams; i++) {
 		if (!core_id_valid(r->match.params[i].value)) {
 			json_t *errors = json_array();
@@ -126,11 +130,11 @@ enum MHD_Result dispatch(struct request *r)
 	if (route->body) {
 		if (!json_content_type(header(r->conn, MHD_HTTP_HEADER_CONTENT_TYPE)))
 			return reply_problem(r, PROBLEM_UNSUPPORTED_MEDIA_TYPE,
-				       "The body must be application/json.", NULL, -1, NULL);
+					     "The body must be application/json.", NULL, -1, NULL);
 		body = core_json_parse_strict(r->body, r->body_len);
 		if (body == NULL)
-			return reply_problem(r, PROBLEM_INVALID_JSON, "The body is not valid JSON.", NULL, -1,
-				       NULL);
+			return reply_problem(r, PROBLEM_INVALID_JSON, "The body is not valid JSON.",
+					     NULL, -1, NULL);
 		json_t *errors = json_array();
 		enum fields_result fr = core_fields_validate(body, route->body, errors);
 		enum rg_problem code =
@@ -143,9 +147,9 @@ enum MHD_Result dispatch(struct request *r)
 		}
 		if (fr != FIELDS_OK) {
 			ret = reply_problem(r,
-				      fr == FIELDS_UNKNOWN ? PROBLEM_UNKNOWN_FIELD
-							   : PROBLEM_VALIDATION_FAILED,
-				      NULL, errors, -1, NULL);
+					    fr == FIELDS_UNKNOWN ? PROBLEM_UNKNOWN_FIELD
+								 : PROBLEM_VALIDATION_FAILED,
+					    NULL, errors, -1, NULL);
 			json_decref(errors);
 			json_decref(body);
 			return ret;
@@ -197,4 +201,3 @@ enum MHD_Result dispatch(struct request *r)
 	json_decref(body);
 	return ret;
 }
-

@@ -70,7 +70,7 @@ static struct MHD_Response *json_response(json_t *body, const char *content_type
 
 /* A problem answer; errors is borrowed. */
 enum MHD_Result reply_problem(struct request *r, enum rg_problem code, const char *detail,
-			       json_t *errors, long long current_revision, const char *allow)
+			      json_t *errors, long long current_revision, const char *allow)
 {
 	unsigned status = (unsigned)core_problem_status(code);
 	json_t *body = core_problem_new(code, detail, r->request_id, errors, current_revision);
@@ -93,9 +93,8 @@ enum MHD_Result reply_problem(struct request *r, enum rg_problem code, const cha
 }
 
 /* A handler's problem, with its extra members (e.g. source_identity on an assent 403). */
-static enum MHD_Result problem_with(struct request *r, enum rg_problem code,
-				    const char *detail, json_t *errors, long long current_revision,
-				    json_t *extra)
+static enum MHD_Result problem_with(struct request *r, enum rg_problem code, const char *detail,
+				    json_t *errors, long long current_revision, json_t *extra)
 {
 	unsigned status = (unsigned)core_problem_status(code);
 	json_t *body = core_problem_new(code, detail, r->request_id, errors, current_revision);
@@ -112,14 +111,15 @@ static enum MHD_Result problem_with(struct request *r, enum rg_problem code,
 
 enum MHD_Result reply_preflight(struct request *r)
 {
-	struct MHD_Response *resp = MHD_create_response_from_buffer(0, (void *)"",
-								    MHD_RESPMEM_PERSISTENT);
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
 	if (resp == NULL)
 		return MHD_NO;
 	if (allowed_origin(r) && header(r->conn, "Access-Control-Request-Method")) {
 		MHD_add_response_header(resp, "Access-Control-Allow-Methods", r->match.allow);
-		MHD_add_response_header(resp, "Access-Control-Allow-Headers",
-					"Authorization, Content-Type, If-Match, X-Request-Id, traceparent");
+		MHD_add_response_header(
+			resp, "Access-Control-Allow-Headers",
+			"Authorization, Content-Type, If-Match, X-Request-Id, traceparent");
 		MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
 	}
 	return reply_queue(r, 204, resp);
@@ -130,8 +130,8 @@ enum MHD_Result reply_render(struct request *r, struct h_ctx *ctx)
 {
 	struct MHD_Response *resp;
 	if (ctx->problem_code)
-		return problem_with(r, ctx->problem_code, ctx->problem_detail,
-				    ctx->problem_errors, ctx->current_revision, ctx->problem_extra);
+		return problem_with(r, ctx->problem_code, ctx->problem_detail, ctx->problem_errors,
+				    ctx->current_revision, ctx->problem_extra);
 	if (ctx->content_type) {
 		resp = MHD_create_response_from_buffer(ctx->raw_len, ctx->raw,
 						       ctx->raw_static ? MHD_RESPMEM_PERSISTENT
@@ -155,4 +155,3 @@ enum MHD_Result reply_render(struct request *r, struct h_ctx *ctx)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	return reply_queue(r, (unsigned)ctx->status, resp);
 }
-

@@ -1007,3 +1007,16 @@ void it_rfc3339_ms(long long epoch_ms, char out[IT_TIME_LEN])
 	if (n < 0 || (size_t)n >= IT_TIME_LEN)
 		it_fail_at(__FILE__, __LINE__, "epoch ms %lld is past year 9999", epoch_ms);
 }
+
+double it_metric_value(const char *text, const char *series)
+{
+	size_t n = strlen(series);
+	for (const char *line = text; line && *line;) {
+		if (strncmp(line, series, n) == 0 && line[n] == ' ')
+			return strtod(line + n + 1, NULL);
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return -1;
+}

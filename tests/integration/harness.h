@@ -186,6 +186,10 @@ void it_sleep_until_ms(long long when);
 #define IT_TIME_LEN sizeof "YYYY-MM-DDTHH:MM:SS.mmmZ"
 void it_rfc3339_ms(long long epoch_ms, char out[IT_TIME_LEN]);
 
+/* The value of the /metrics sample whose line starts with exactly `series` + ' ' (labels
+ * included, e.g. "recallgate_rate_limited_total"), or -1 when there is none. */
+double it_metric_value(const char *text, const char *series);
+
 /* "sha256:" + 64 lowercase hex */
 bool it_is_sha256_ref(const char *s);
 /* RFC 3339 UTC with milliseconds and Z: 2026-11-29T21:07:22.123Z */

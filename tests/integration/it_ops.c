@@ -63,20 +63,6 @@ static char *mode_path(void)
 	return strdup(buf);
 }
 
-/* value of the sample whose line starts with exactly `series` + ' ', or -1 */
-static double metric_value(const char *text, const char *series)
-{
-	size_t n = strlen(series);
-	for (const char *line = text; line && *line;) {
-		if (strncmp(line, series, n) == 0 && line[n] == ' ')
-			return strtod(line + n + 1, NULL);
-		line = strchr(line, '\n');
-		if (line)
-			line++;
-	}
-	return -1;
-}
-
 static bool has_line_prefix(const char *text, const char *prefix)
 {
 	size_t n = strlen(prefix);
@@ -128,7 +114,7 @@ static void test_metrics(void **state)
 
 	it_request(&srv, "GET", "/metrics", NULL, NULL, NULL, &r);
 	IT_STATUS(&r, 200);
-	double before = metric_value(r.body, series);
+	double before = it_metric_value(r.body, series);
 	it_resp_free(&r);
 
 	it_request(&srv, "GET", path, admin, NULL, NULL, &r);
@@ -146,9 +132,9 @@ static void test_metrics(void **state)
 	const char *ct = it_resp_header(&r, "Content-Type");
 	IT_CHECK(ct && strncmp(ct, "text/plain", 10) == 0, "/metrics Content-Type is %s",
 		 ct ? ct : "none");
-	double after = metric_value(r.body, series);
+	double after = it_metric_value(r.body, series);
 	IT_CHECK(after >= 1 && after >= before + 1, "%s went from %g to %g", series, before, after);
-	IT_CHECK(metric_value(r.body,
+	IT_CHECK(it_metric_value(r.body,
 			      "recallgate_http_requests_total{route=\"/v1/threads/{thread_id}/"
 			      "memory-mode\",method=\"PUT\",status=\"200\"}") >= 1,
 		 "no PUT 200 counter");

@@ -190,19 +190,6 @@ static void test_public_routes_unlimited(void **state)
 	}
 }
 
-static double metric_value(const char *text, const char *series)
-{
-	size_t n = strlen(series);
-	for (const char *line = text; line && *line;) {
-		if (strncmp(line, series, n) == 0 && line[n] == ' ')
-			return strtod(line + n + 1, NULL);
-		line = strchr(line, '\n');
-		if (line)
-			line++;
-	}
-	return -1;
-}
-
 /* Every refusal is counted, and shows as a 429 by route; no token or tenant is named. */
 static void test_metrics(void **state)
 {
@@ -210,14 +197,14 @@ static void test_metrics(void **state)
 	struct it_resp r;
 	it_request(&srv, "GET", "/metrics", NULL, NULL, NULL, &r);
 	IT_STATUS(&r, 200);
-	double limited = metric_value(r.body, "recallgate_rate_limited_total");
+	double limited = it_metric_value(r.body, "recallgate_rate_limited_total");
 	IT_CHECK(limited == (double)refusals, "recallgate_rate_limited_total is %g, %ld were refused",
 		 limited, refusals);
-	double by_status = metric_value(
+	double by_status = it_metric_value(
 	    r.body, "recallgate_http_requests_total{route=\"/v1/threads/{thread_id}/memory-mode\","
 		    "method=\"PUT\",status=\"429\"}");
 	IT_CHECK(by_status == 2, "PUT 429s by status: %g, want 2", by_status);
-	IT_CHECK(metric_value(r.body, "recallgate_rate_limit_evictions_total") == 0,
+	IT_CHECK(it_metric_value(r.body, "recallgate_rate_limit_evictions_total") == 0,
 		 "evictions with four tokens");
 	IT_CHECK(strstr(r.body, tenant) == NULL && strstr(r.body, "tok_") == NULL &&
 		     strstr(r.body, tok_a) == NULL,
