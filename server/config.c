@@ -48,8 +48,8 @@ static const struct cfg_entry {
 	 offsetof(struct rg_config, max_body), "largest request body in bytes (1024..67108864)"},
 	{"RECALLGATE_MAX_CLIENT_CONNECTIONS", CFG_UINT, 0, 65535, "256",
 	 offsetof(struct rg_config, max_client_connections),
-	 "connections open at once from one client address; 0: no limit; not applied with "
-	 "RECALLGATE_TRUST_PROXY=1, where every connection is the gateway's (0..65535)"},
+	 "connections open at once from one client address; with RECALLGATE_TRUST_PROXY=1, "
+	 "requests in flight of one X-Forwarded-For client (429); 0: no limit (0..65535)"},
 	{"RECALLGATE_MAX_CONNECTIONS", CFG_UINT, 1, 65535, "10000",
 	 offsetof(struct rg_config, max_connections),
 	 "client connections open at once, idle keep-alive ones included; an idle one costs "
@@ -60,8 +60,8 @@ static const struct cfg_entry {
 	{"RECALLGATE_RATE_LIMIT", CFG_UINT, 0, 100000, "0", offsetof(struct rg_config, rate_limit),
 	 "requests per second per bearer token, over it 429 rate_limited; 0: off (0..100000)"},
 	{"RECALLGATE_TRUST_PROXY", CFG_BOOL, 0, 0, "0", 0,
-	 "1: behind a gateway: every connection is the gateway's, and the per-client "
-	 "connection limit is left to it"},
+	 "1: behind a gateway: the client is the last X-Forwarded-For entry (for the "
+	 "per-client limit; it is never logged)"},
 };
 
 static bool parse_ulong(const char *s, unsigned long *out)

@@ -135,6 +135,7 @@ static void request_done(struct request *r)
 		log_access(r->request_id, r->method, route, r->status, secs * 1000.0,
 			   core_problem_code(r->problem_code), r->dberr.sqlstate, r->dberr.message);
 	}
+	clients_leave(&r->client);
 	free(r->body);
 	free(r);
 	atomic_fetch_sub(&srv->in_flight, 1);
@@ -251,6 +252,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		if (strcmp(version, MHD_HTTP_VERSION_1_1) == 0 && header(conn, "Host") == NULL) {
 			(void)reply_problem(r, PROBLEM_INVALID_REQUEST,
 					    "An HTTP/1.1 request needs Host.", NULL, -1, NULL);
+			return reply_flush(r);
+		}
+		/* Behind a gateway: the requests in flight of one forwarded client are limited as
+		 * connections of one address are without it (clients.h). */
+		char client[CLIENTS_KEY_MAX + 1];
+		if (srv->cfg->trust_proxy &&
+		    clients_forwarded(header(conn, "X-Forwarded-For"), client, sizeof client) &&
+		    !clients_enter(client, &r->client)) {
+			r->retry_after_s = 1;
+			(void)reply_problem(r, PROBLEM_RATE_LIMITED,
+					    "Too many requests in flight from this client.", NULL, -1,
+					    NULL);
 			return reply_flush(r);
 		}
 		if (cl && strtoull(cl, NULL, 10) > srv->cfg->max_body)

@@ -13,6 +13,7 @@
 #include "db/tokens.h"
 #include "handlers/api.h"
 #include "server/auth.h"
+#include "server/clients.h"
 #include "server/config.h"
 #include "server/http.h"
 #include "server/log.h"
@@ -213,8 +214,9 @@ static int cmd_serve(void)
 		route_names[i] = h_routes[i].path;
 	metrics_init(route_names, h_routes_count, pool);
 	auth_init();
-	if (!ratelimit_init(cfg.rate_limit, cfg.rate_burst)) {
-		log_error(NULL, "out of memory for the rate limit table");
+	if (!ratelimit_init(cfg.rate_limit, cfg.rate_burst) ||
+	    !clients_init(cfg.trust_proxy ? cfg.max_client_connections : 0)) {
+		log_error(NULL, "out of memory for the rate limit tables");
 		rc = 1;
 		goto out;
 	}
@@ -229,6 +231,7 @@ static int cmd_serve(void)
 	http_stop(srv, cfg.drain_timeout * 1000u);
 	log_info(NULL, "stopped");
 out:
+	clients_shutdown();
 	ratelimit_shutdown();
 	auth_shutdown();
 	metrics_shutdown();

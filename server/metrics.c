@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/clients.h"
 #include "server/conns.h"
 #include "server/ratelimit.h"
 
@@ -176,9 +177,17 @@ char *metrics_render(size_t *len)
 		"# TYPE recallgate_http_header_timeouts_total counter\n"
 		"recallgate_http_header_timeouts_total %llu\n",
 		conns_header_timeouts());
-	/* No token or tenant label: the counts are the instance's (privacy, and bounded). */
+	/* No token, tenant or address label: the counts are the instance's (privacy, bounded). */
 	struct ratelimit_stats rs;
 	ratelimit_get_stats(&rs);
+	struct clients_stats cs;
+	clients_get_stats(&cs);
+	fprintf(f,
+		"# HELP recallgate_client_limit_refused_total Requests refused 429 because their "
+		"forwarded client had RECALLGATE_MAX_CLIENT_CONNECTIONS requests in flight.\n"
+		"# TYPE recallgate_client_limit_refused_total counter\n"
+		"recallgate_client_limit_refused_total %llu\n",
+		cs.refused);
 	fprintf(f,
 		"# HELP recallgate_rate_limited_total Requests refused 429 rate_limited.\n"
 		"# TYPE recallgate_rate_limited_total counter\nrecallgate_rate_limited_total %llu\n"

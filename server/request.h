@@ -14,6 +14,7 @@
 #include "db/db.h"
 #include "handlers/api.h"
 #include "server/auth.h"
+#include "server/clients.h"
 #include "server/config.h"
 #include "server/router.h"
 
@@ -67,6 +68,7 @@ struct request {
 	bool on_lane;         /* a lane runs dispatch: the database may be used */
 	bool lane_done;       /* the lane finished and resumed the connection */
 	struct db_conn *held; /* borrowed by authentication, handed to the handler */
+	struct clients_ticket client; /* counted in flight for its forwarded client */
 	struct router_match match; /* large: keep it last */
 };
 

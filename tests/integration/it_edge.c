@@ -4,6 +4,7 @@
  *   - 300 provider calls hung at a provider hold no worker: /healthz and a database GET are
  *     answered while every one of them is still waiting;
  *   - readiness reports the database, not a busy pool;
+ *   - behind a gateway, one forwarded client's requests in flight are limited;
  *   - a drain answers every committed write: a ledger of acknowledged writes from kept-alive
  *     clients matches the database after SIGTERM, every answer from then on closes its
  *     connection, /readyz says shutting_down, and the process exits 0 within its drain;
@@ -175,6 +176,72 @@ static void test_busy_pool_is_ready(void **state)
 	IT_CHECK(busy_status == 200, "/readyz with a busy pool answered %ld (%s)", busy_status,
 		 seen);
 	IT_CHECK(wst == 0, "the waiting write did not succeed once the lock went (%d)", wst);
+	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
+}
+
+/* ================================================================ per-client limit */
+
+/* Behind a gateway every connection is the gateway's: the limit counts the requests in flight
+ * of one forwarded client (the last X-Forwarded-For entry). */
+static void test_forwarded_client_limit(void **state)
+{
+	(void)state;
+	const char *env[] = {"RECALLGATE_TRUST_PROXY=1", "RECALLGATE_MAX_CLIENT_CONNECTIONS=2",
+			     NULL};
+	struct it_server s;
+	IT_CHECK(it_server_start(&s, env) == 0, "the server did not start");
+	static const char *const client_a[] = {"X-Forwarded-For: 198.51.100.9, 203.0.113.7", NULL};
+	static const char *const client_b[] = {"X-Forwarded-For: 203.0.113.8", NULL};
+	struct it_resp r;
+	it_request(&s, "GET", "/v1/threads/edge-fc/memory-mode", admin, NULL, client_a, &r);
+	IT_STATUS(&r, 200); /* warms the token cache */
+	it_resp_free(&r);
+
+	/* two writes of client A wait on a lock: its two requests in flight */
+	PGconn *locker = PQconnectdb(getenv("DATABASE_URL"));
+	IT_CHECK(PQstatus(locker) == CONNECTION_OK, "cannot connect: %s", PQerrorMessage(locker));
+	PQclear(PQexec(locker, "BEGIN"));
+	PGresult *res = PQexec(locker, "LOCK TABLE audit_log IN EXCLUSIVE MODE");
+	IT_CHECK(PQresultStatus(res) == PGRES_COMMAND_OK, "LOCK: %s", PQerrorMessage(locker));
+	PQclear(res);
+	pid_t writers[2];
+	for (int i = 0; i < 2; i++) {
+		writers[i] = fork();
+		IT_CHECK(writers[i] >= 0, "fork");
+		if (writers[i] == 0) {
+			char path[96];
+			snprintf(path, sizeof path, "/v1/threads/edge-fc-%d/memory-mode", i);
+			struct it_resp w;
+			it_request(&s, "PUT", path, admin,
+				   "{\"expected_revision\":0,\"mode\":\"disabled\"}", client_a, &w);
+			_exit(w.status == 200 ? 0 : 1);
+		}
+	}
+	it_sleep_ms(500);
+	struct it_resp over, other;
+	it_request(&s, "GET", "/v1/threads/edge-fc/memory-mode", admin, NULL, client_a, &over);
+	it_request(&s, "GET", "/v1/threads/edge-fc/memory-mode", admin, NULL, client_b, &other);
+	PQclear(PQexec(locker, "ROLLBACK"));
+	PQfinish(locker);
+	int w0 = it_wait_pid(writers[0], 10000), w1 = it_wait_pid(writers[1], 10000);
+	IT_PROBLEM(&over, 429, "rate_limited");
+	const char *retry = it_resp_header(&over, "Retry-After");
+	IT_CHECK(retry && strcmp(retry, "1") == 0, "Retry-After is %s", retry ? retry : "(none)");
+	IT_STATUS(&other, 200);
+	it_resp_free(&over);
+	it_resp_free(&other);
+	IT_CHECK(w0 == 0 && w1 == 0, "the waiting writes did not succeed (%d, %d)", w0, w1);
+
+	/* they finished: client A is admitted again; the refusal was counted */
+	it_request(&s, "GET", "/v1/threads/edge-fc/memory-mode", admin, NULL, client_a, &r);
+	IT_STATUS(&r, 200);
+	it_resp_free(&r);
+	it_request(&s, "GET", "/metrics", NULL, NULL, NULL, &r);
+	IT_CHECK(it_metric_value(r.body, "recallgate_client_limit_refused_total") == 1,
+		 "recallgate_client_limit_refused_total is not 1");
+	IT_CHECK(strstr(r.body, "203.0.113") == NULL, "/metrics names a client address");
+	it_resp_free(&r);
+	IT_CHECK(!it_log_contains(&s, "203.0.113"), "the log names a client address");
 	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
 }
 
@@ -372,6 +439,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hung_providers_hold_no_worker),
 	    cmocka_unit_test(test_busy_pool_is_ready),
+	    cmocka_unit_test(test_forwarded_client_limit),
 	    cmocka_unit_test(test_drain_answers_every_committed_write),
 	    cmocka_unit_test(test_drain_cuts_provider_calls),
 	};
