@@ -12,6 +12,7 @@
 #include "core/hash.h"
 #include "core/ids.h"
 #include "db/tokens.h"
+#include "server/clock.h"
 
 #define CACHE_SLOTS 1024
 
@@ -27,13 +28,6 @@ static struct cache_slot *cache;
 /* Moves on every deletion: a lookup that started before a deletion must not cache what it
  * read (the token may be the deleted one). */
 static atomic_ullong revocations;
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 void auth_init(void)
 {
@@ -62,7 +56,7 @@ static bool cache_get(const unsigned char digest[32], struct auth_principal *out
 		return false;
 	struct cache_slot *s = slot_for(digest);
 	pthread_rwlock_rdlock(&s->lock);
-	if (s->used && core_equal_ct(s->digest, digest, 32) && s->expires_ms > now_ms()) {
+	if (s->used && core_equal_ct(s->digest, digest, 32) && s->expires_ms > mono_ms()) {
 		*out = s->who;
 		hit = true;
 	}
@@ -83,7 +77,7 @@ static void cache_put(const unsigned char digest[32], const struct auth_principa
 		s->used = true;
 		memcpy(s->digest, digest, 32);
 		s->who = *who;
-		s->expires_ms = now_ms() + AUTH_CACHE_TTL_MS;
+		s->expires_ms = mono_ms() + AUTH_CACHE_TTL_MS;
 	}
 	pthread_rwlock_unlock(&s->lock);
 }

@@ -6,6 +6,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "server/clock.h"
+
 #define WATCH_EVERY_MS 100
 
 /* Connections whose first headers are awaited, oldest first: the deadline is the same for
@@ -26,13 +28,6 @@ static struct {
 	pthread_t watchdog;
 	atomic_ullong timeouts;
 } w = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* With w.lock held. */
 static void unlink_entry(struct conn_entry *e)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "server/clock.h"
 #include "server/log.h"
 
 struct job {
@@ -36,13 +37,6 @@ struct lane {
 		enum { SLOT_FREE, SLOT_RUNNING, SLOT_LEFT } state;
 	} *slots;
 };
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* With l->lock held: the head job, unlinked. */
 static struct job *pop(struct lane *l)

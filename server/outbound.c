@@ -7,6 +7,8 @@
 #include <time.h>
 #include <curl/curl.h>
 
+#include "server/clock.h"
+
 /* One easy handle per thread, kept across calls (curl_easy_reset keeps its connection and
  * DNS caches, so a provider's keep-alive connection is reused); freed when the thread ends. */
 static pthread_key_t handle_key;
@@ -84,13 +86,6 @@ bool outbound_traceparent_valid(const char *s)
 	       hex_run(s + 53, 2);
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* CLOCK_MONOTONIC ms at which every provider call ends (the drain), 0 while serving. */
 static atomic_llong cut_at_ms;
 
@@ -109,7 +104,7 @@ static int check_cut(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t
 	(void)ultotal;
 	(void)ulnow;
 	long long cut = atomic_load(&cut_at_ms);
-	return cut != 0 && now_ms() >= cut;
+	return cut != 0 && mono_ms() >= cut;
 }
 
 static enum h_call_outcome transport_outcome(CURLcode rc, const struct sink *s)
@@ -131,7 +126,7 @@ void outbound_call(const struct h_call *call, const char *traceparent,
 		   struct h_call_result *out)
 {
 	memset(out, 0, sizeof *out);
-	long long started = now_ms();
+	long long started = mono_ms();
 	struct sink sink = {0};
 	struct curl_slist *headers = NULL;
 	char tp[80];
@@ -176,7 +171,7 @@ void outbound_call(const struct h_call *call, const char *traceparent,
 	}
 
 	CURLcode rc = curl_easy_perform(h);
-	out->latency_ms = now_ms() - started;
+	out->latency_ms = mono_ms() - started;
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &out->http_status);
 	/* the handle outlives this call: it must not point at our stack or the list */
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);

@@ -14,6 +14,7 @@
 #include "db/db.h"
 #include "handlers/api.h"
 #include "server/auth.h"
+#include "server/clock.h"
 #include "server/clients.h"
 #include "server/config.h"
 #include "server/router.h"
@@ -71,13 +72,6 @@ struct request {
 	struct clients_ticket client; /* counted in flight for its forwarded client */
 	struct router_match match; /* large: keep it last */
 };
-
-static inline long long mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static inline const char *header(struct MHD_Connection *c, const char *name)
 {
