@@ -15,6 +15,7 @@ struct db_error {
 	enum rg_status status;
 	char sqlstate[6];
 	char message[200];
+	bool pool_busy; /* no connection freed up in time: nothing is known of the database */
 };
 
 /* A prepared statement: defined once as static data in its db/ module. */

@@ -39,9 +39,6 @@ struct db_pool {
 	struct db_conn *conns;
 };
 
-/* The one db_acquire failure that says nothing about the database itself. */
-#define POOL_BUSY_MESSAGE "connection pool exhausted"
-
 /* libpq's messages end with a newline and may hold tabs: an error line must stay one line.
  * Control characters become spaces, runs of spaces one, and trailing spaces go. */
 static void one_line(char *s)
@@ -63,6 +60,7 @@ static void set_error(struct db_error *err, enum rg_status st, const char *sqlst
 	if (err == NULL)
 		return;
 	err->status = st;
+	err->pool_busy = false;
 	snprintf(err->sqlstate, sizeof err->sqlstate, "%s", sqlstate ? sqlstate : "");
 	snprintf(err->message, sizeof err->message, "%s", msg ? msg : "");
 	one_line(err->message);
@@ -163,8 +161,7 @@ void db_pool_get_stats(struct db_pool *p, struct db_pool_stats *out)
 
 bool db_error_is_pool_busy(const struct db_error *err)
 {
-	return err->status == RG_UNAVAILABLE && err->sqlstate[0] == '\0' &&
-	       strcmp(err->message, POOL_BUSY_MESSAGE) == 0;
+	return err->pool_busy;
 }
 
 void db_pool_count_acquire_timeout(struct db_pool *p)
@@ -256,7 +253,9 @@ static struct db_conn *claim(struct db_pool *p)
 enum rg_status db_acquire(struct db_pool *p, struct db_conn **out, struct db_error *err)
 {
 	if (!take_ticket(p)) {
-		set_error(err, RG_UNAVAILABLE, "", POOL_BUSY_MESSAGE);
+		set_error(err, RG_UNAVAILABLE, "", "connection pool exhausted");
+		if (err)
+			err->pool_busy = true;
 		return RG_UNAVAILABLE;
 	}
 	struct db_conn *c = claim(p);
