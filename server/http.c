@@ -507,9 +507,12 @@ void http_stop(struct http_server *srv, unsigned drain_ms)
 	/* Provider calls end a second early: an abort lands within libcurl's one-second progress
 	 * granularity, and the fail-open answer must still go out by the deadline. */
 	outbound_cut_at(deadline - (drain_ms > 2000 ? 1000 : drain_ms / 2));
+	/* Quiesced, each epoll I/O thread takes the listening socket out of its set on its next
+	 * turn: closing it now would let one of them find a closed descriptor (libmicrohttpd then
+	 * aborts). shutdown() refuses new connections at once; close() waits for the stop. */
 	MHD_socket listen = MHD_quiesce_daemon(srv->daemon);
 	if (listen != MHD_INVALID_SOCKET)
-		close(listen);
+		shutdown(listen, SHUT_RDWR);
 	wait_in_flight(srv, deadline, HTTP_QUIET_MS);
 	/* What a lane has not started is answered 503 shutting_down; provider calls end at the
 	 * deadline. A lane waits for its running handlers, so a committed write is answered. */
@@ -517,6 +520,8 @@ void http_stop(struct http_server *srv, unsigned drain_ms)
 	lane_stop(srv->workers);
 	wait_in_flight(srv, mono_ms() + HTTP_FLUSH_MS, 0); /* those answers go out */
 	MHD_stop_daemon(srv->daemon);
+	if (listen != MHD_INVALID_SOCKET)
+		close(listen);
 	conns_stop();
 	free(srv);
 }
