@@ -2,6 +2,8 @@
 
 #include <stdio.h>
 
+#include "core/timefmt.h"
+
 static const struct db_stmt list_stmt = {
 	"audit_list",
 	"SELECT seq, epoch_ms(at), actor_token_id, action, resource_type, resource_id,"
@@ -48,4 +50,30 @@ enum rg_status db_audit_verify_chunk(struct db_conn *c, const char *tenant_id,
 	const char *params[] = {tenant_id, resource_type, resource_id,
 				db_int_param(after, after_seq), db_page_limit_param(lim, limit)};
 	return db_exec(c, &verify_stmt, params, res, err);
+}
+
+static json_t *opt_int(const PGresult *res, int row, int col)
+{
+	return db_null(res, row, col) ? json_null() : json_integer(db_int(res, row, col));
+}
+
+static json_t *opt_text(const PGresult *res, int row, int col)
+{
+	const char *s = db_text(res, row, col);
+	return s ? json_string(s) : json_null();
+}
+
+json_t *db_audit_row_json(const PGresult *res, int i)
+{
+	char at[RG_TIME_SIZE];
+	core_time_format(db_int(res, i, 1), at);
+	json_t *details = json_loads(PQgetvalue(res, i, 9), 0, NULL);
+	return json_pack("{s:I, s:s, s:o, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:s}", "seq",
+			 (json_int_t)db_int(res, i, 0), "at", at, "actor_token_id",
+			 opt_text(res, i, 2), "action", PQgetvalue(res, i, 3), "resource_type",
+			 PQgetvalue(res, i, 4), "resource_id", PQgetvalue(res, i, 5),
+			 "revision_before", opt_int(res, i, 6), "revision_after", opt_int(res, i, 7),
+			 "request_id", opt_text(res, i, 8), "details",
+			 details ? details : json_object(), "prev_hash", opt_text(res, i, 10), "hash",
+			 PQgetvalue(res, i, 11));
 }

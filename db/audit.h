@@ -4,6 +4,7 @@
 #define RG_DB_AUDIT_H
 
 #include <stdbool.h>
+#include <jansson.h>
 #include "db/db.h"
 
 /* Records with seq > after_seq, oldest first, at most limit+1 rows; resource_type and
@@ -23,5 +24,8 @@ enum rg_status db_audit_verify_chunk(struct db_conn *c, const char *tenant_id,
 				     const char *resource_type, const char *resource_id,
 				     int64_t after_seq, int limit, PGresult **res,
 				     struct db_error *err) RG_MUSTCHECK;
+
+/* Row i of db_audit_list's columns (or db/events.h's) as GET /v1/audit lists it; new. */
+json_t *db_audit_row_json(const PGresult *res, int i);
 
 #endif

@@ -32,6 +32,10 @@ struct db_stmt {
 struct db_pool;
 struct db_conn;
 
+/* Fills err (may be NULL) with one line of msg. */
+void db_error_set(struct db_error *err, enum rg_status st, const char *sqlstate,
+		  const char *msg);
+
 struct db_pool_stats {
 	unsigned size, in_use, waiting;
 	uint64_t acquire_timeouts;

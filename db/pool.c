@@ -54,8 +54,8 @@ static void one_line(char *s)
 	s[n] = '\0';
 }
 
-static void set_error(struct db_error *err, enum rg_status st, const char *sqlstate,
-		      const char *msg)
+void db_error_set(struct db_error *err, enum rg_status st, const char *sqlstate,
+		  const char *msg)
 {
 	if (err == NULL)
 		return;
@@ -192,7 +192,7 @@ static bool connect_conn(struct db_pool *p, struct db_conn *c, struct db_error *
 	c->broken = false;
 	c->pg = PQconnectdbParams(keys, vals, 1);
 	if (c->pg == NULL || PQstatus(c->pg) != CONNECTION_OK) {
-		set_error(err, RG_UNAVAILABLE, "08006", c->pg ? PQerrorMessage(c->pg) : "out of memory");
+		db_error_set(err, RG_UNAVAILABLE, "08006", c->pg ? PQerrorMessage(c->pg) : "out of memory");
 		c->broken = true;
 		return false;
 	}
@@ -253,7 +253,7 @@ static struct db_conn *claim(struct db_pool *p)
 enum rg_status db_acquire(struct db_pool *p, struct db_conn **out, struct db_error *err)
 {
 	if (!take_ticket(p)) {
-		set_error(err, RG_UNAVAILABLE, "", "connection pool exhausted");
+		db_error_set(err, RG_UNAVAILABLE, "", "connection pool exhausted");
 		if (err)
 			err->pool_busy = true;
 		return RG_UNAVAILABLE;
@@ -333,7 +333,7 @@ static enum rg_status map_failure(struct db_conn *c, const PGresult *res, struct
 	} else if (strcmp(state, "23505") == 0) {
 		st = RG_CONFLICT;
 	}
-	set_error(err, st, state, msg);
+	db_error_set(err, st, state, msg);
 	return st;
 }
 
@@ -377,7 +377,7 @@ enum rg_status db_exec(struct db_conn *c, const struct db_stmt *stmt, const char
 		PQclear(pr);
 		if (c->nprepared == RG_MAX_PREPARED) {
 			/* Unrecorded, it would be prepared again and fail with 42P05 forever. */
-			set_error(err, RG_ERROR, "", "too many prepared statements: raise RG_MAX_PREPARED");
+			db_error_set(err, RG_ERROR, "", "too many prepared statements: raise RG_MAX_PREPARED");
 			c->broken = true;
 			return RG_ERROR;
 		}
@@ -404,7 +404,7 @@ enum rg_status db_exec_audited(struct db_conn *c, const struct db_stmt *stmt,
 {
 	const char *all[RG_MAX_PARAMS];
 	if (stmt->nparams < 3 || stmt->nparams > RG_MAX_PARAMS) {
-		set_error(err, RG_ERROR, "", "audited statement needs the actor parameters");
+		db_error_set(err, RG_ERROR, "", "audited statement needs the actor parameters");
 		return RG_ERROR;
 	}
 	all[0] = actor->tenant_id;

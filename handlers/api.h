@@ -79,6 +79,13 @@ struct h_route {
 	enum h_lane lane;
 };
 
+/* GET /v1/events: where a stream starts and what it sends (API.md §10). */
+struct h_events_request {
+	const char *resource_type; /* NULL = any (borrowed for the call) */
+	const char *resource_id;   /* NULL = any */
+	long long after;           /* the stream sends the records with seq > after */
+};
+
 struct h_ctx {
 	/* request (all borrowed) */
 	const struct h_route *route;
@@ -102,6 +109,10 @@ struct h_ctx {
 	bool shutting_down; /* SIGTERM came: the instance drains (readiness answers 503) */
 	long long received_ms; /* CLOCK_MONOTONIC ms at the request's arrival */
 	const char *(*query)(const struct h_ctx *ctx, const char *name); /* query argument */
+	const char *(*header)(const struct h_ctx *ctx, const char *name); /* request header */
+	/* Makes the reply an event stream of the caller's tenant; false with the problem set
+	 * (503 too_many_streams or shutting_down). */
+	bool (*events_open)(struct h_ctx *ctx, const struct h_events_request *req);
 	void (*token_deleted)(const char *sha256_hex); /* drop from the verification cache */
 	char *(*metrics_text)(size_t *len);            /* new: free() it */
 	/* Calls a provider (blocking, bounded by call->deadline_ms; passes the request's
@@ -119,6 +130,7 @@ struct h_ctx {
 	char *raw;                  /* with content_type: new (free()d by server) or static */
 	size_t raw_len;
 	bool raw_static;
+	void *stream;               /* set by events_open: the reply is that stream */
 	char etag[32];
 	char location[256];
 	/* a problem reply */

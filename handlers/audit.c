@@ -5,6 +5,7 @@
 #include "core/audit.h"
 #include "core/ids.h"
 #include "db/audit.h"
+#include "db/events.h"
 #include "handlers/common.h"
 #include "handlers/handlers.h"
 
@@ -49,17 +50,6 @@ static bool read_filters(struct h_ctx *ctx, const char **type, const char **id)
 	return true;
 }
 
-static json_t *opt_int(const PGresult *res, int row, int col)
-{
-	return db_null(res, row, col) ? json_null() : json_integer(db_int(res, row, col));
-}
-
-static json_t *opt_text(const PGresult *res, int row, int col)
-{
-	const char *s = db_text(res, row, col);
-	return s ? json_string(s) : json_null();
-}
-
 struct audit_filters {
 	const char *type, *id;
 };
@@ -74,16 +64,8 @@ static enum rg_status fetch_audit(struct h_ctx *ctx, struct db_conn *c, const vo
 static json_t *audit_row(const PGresult *res, int i, const void *arg, int64_t *cursor)
 {
 	(void)arg;
-	json_t *details = json_loads(PQgetvalue(res, i, 9), 0, NULL);
 	*cursor = db_int(res, i, 0);
-	return json_pack("{s:I, s:o, s:o, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:s}", "seq",
-			 (json_int_t)*cursor, "at", h_time(db_int(res, i, 1)), "actor_token_id",
-			 opt_text(res, i, 2), "action", PQgetvalue(res, i, 3), "resource_type",
-			 PQgetvalue(res, i, 4), "resource_id", PQgetvalue(res, i, 5),
-			 "revision_before", opt_int(res, i, 6), "revision_after", opt_int(res, i, 7),
-			 "request_id", opt_text(res, i, 8), "details",
-			 details ? details : json_object(), "prev_hash", opt_text(res, i, 10), "hash",
-			 PQgetvalue(res, i, 11));
+	return db_audit_row_json(res, i);
 }
 
 void h_audit_list(struct h_ctx *ctx)
@@ -200,4 +182,47 @@ void h_audit_verify(struct h_ctx *ctx)
 			  (json_int_t)p.checked, "first_bad_seq",
 			  p.first_bad_seq ? json_integer(p.first_bad_seq) : json_null(),
 			  "next_cursor", p.more ? json_string(cursor) : json_null()));
+}
+
+/* A position: "0".."999999999999999999" (a seq); false otherwise. */
+static bool read_position(const char *s, long long *out)
+{
+	size_t n = strspn(s, "0123456789");
+	if (n == 0 || n > 18 || s[n] != '\0')
+		return false;
+	*out = strtoll(s, NULL, 10);
+	return true;
+}
+
+void h_events(struct h_ctx *ctx)
+{
+	struct h_events_request req = {.after = -1};
+	if (!read_filters(ctx, &req.resource_type, &req.resource_id))
+		return;
+	/* A reconnecting EventSource sends Last-Event-ID; it wins over the ?after= it was first
+	 * opened with. */
+	const char *last_id = ctx->header(ctx, "Last-Event-ID");
+	const char *after = ctx->query(ctx, "after");
+	if (last_id && !read_position(last_id, &req.after)) {
+		h_invalid(ctx, "Last-Event-ID", "must be an event id (a seq) this stream sent");
+		return;
+	}
+	if (!last_id && after && !read_position(after, &req.after)) {
+		h_invalid(ctx, "after", "must be an event id (a seq)");
+		return;
+	}
+	if (req.after < 0) { /* from now: after the newest seq drawn */
+		struct db_conn *c;
+		int64_t newest = 0;
+		if (!h_acquire(ctx, &c))
+			return;
+		enum rg_status st = db_events_newest_seq(c, &newest, &ctx->dberr);
+		h_db_release(ctx, c);
+		if (st != RG_OK) {
+			h_db_failed(ctx, st);
+			return;
+		}
+		req.after = newest;
+	}
+	ctx->events_open(ctx, &req);
 }

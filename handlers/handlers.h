@@ -70,6 +70,7 @@ void h_envelope_verify(struct h_ctx *ctx);
 void h_relevance_check(struct h_ctx *ctx);
 
 void h_audit_list(struct h_ctx *ctx);
+void h_events(struct h_ctx *ctx);
 void h_audit_verify(struct h_ctx *ctx);
 
 /* providers (handlers/providers.c, decision_context.c, semantic_prefs.c) */

@@ -112,6 +112,7 @@ const struct h_route h_routes[] = {
 
 	ROUTE("GET", "/v1/audit/verify", h_audit_verify, RG_SCOPE_AUDIT_READ),
 	ROUTE("GET", "/v1/audit", h_audit_list, RG_SCOPE_AUDIT_READ),
+	ROUTE("GET", "/v1/events", h_events, RG_SCOPE_EVENTS_READ),
 };
 
 const size_t h_routes_count = sizeof h_routes / sizeof h_routes[0];

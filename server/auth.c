@@ -25,6 +25,9 @@ struct cache_slot {
 };
 
 static struct cache_slot *cache;
+/* Off while this instance cannot hear token deletions (server/events.c): a cached token
+ * could outlive its deletion elsewhere. */
+static atomic_bool caching;
 /* Moves on every deletion: a lookup that started before a deletion must not cache what it
  * read (the token may be the deleted one). */
 static atomic_ullong revocations;
@@ -52,7 +55,7 @@ static struct cache_slot *slot_for(const unsigned char digest[32])
 static bool cache_get(const unsigned char digest[32], struct auth_principal *out)
 {
 	bool hit = false;
-	if (cache == NULL)
+	if (cache == NULL || !atomic_load(&caching))
 		return false;
 	struct cache_slot *s = slot_for(digest);
 	pthread_rwlock_rdlock(&s->lock);
@@ -73,7 +76,7 @@ static void cache_put(const unsigned char digest[32], const struct auth_principa
 	pthread_rwlock_wrlock(&s->lock);
 	/* Checked under the slot's lock, which auth_forget takes after counting: either this
 	 * sees the new count, or the forget comes after this put and clears it. */
-	if (atomic_load(&revocations) == seen_revocations) {
+	if (atomic_load(&revocations) == seen_revocations && atomic_load(&caching)) {
 		s->used = true;
 		memcpy(s->digest, digest, 32);
 		s->who = *who;
@@ -93,6 +96,19 @@ void auth_forget(const char *sha256_hex)
 	if (s->used && memcmp(s->digest, digest, 32) == 0)
 		s->used = false;
 	pthread_rwlock_unlock(&s->lock);
+}
+
+void auth_cache_enable(bool on)
+{
+	atomic_store(&caching, on);
+	if (on || cache == NULL)
+		return;
+	atomic_fetch_add(&revocations, 1); /* a lookup in progress must not cache either */
+	for (size_t i = 0; i < CACHE_SLOTS; i++) {
+		pthread_rwlock_wrlock(&cache[i].lock);
+		cache[i].used = false;
+		pthread_rwlock_unlock(&cache[i].lock);
+	}
 }
 
 /* The token's digest from an Authorization header value; false when the header is missing

@@ -30,6 +30,10 @@ enum rg_status auth_verify(struct db_pool *pool, const char *authorization,
 			   struct auth_principal *out, struct db_conn **conn,
 			   struct db_error *err) RG_MUSTCHECK;
 
+/* Turns the verification cache on, or off and empty (while token deletions by other
+ * instances cannot be heard). Off until the event hub listens. */
+void auth_cache_enable(bool on);
+
 /* Drops a token (by hex SHA-256) from this instance's cache. */
 void auth_forget(const char *sha256_hex);
 

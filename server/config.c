@@ -54,6 +54,10 @@ static const struct cfg_entry {
 	 offsetof(struct rg_config, max_connections),
 	 "client connections open at once, idle keep-alive ones included; an idle one costs "
 	 "about RECALLGATE_CONNECTION_MEMORY + 1 KiB and no thread (1..65535)"},
+	{"RECALLGATE_MAX_STREAMS", CFG_UINT, 0, 65535, "1024",
+	 offsetof(struct rg_config, max_streams),
+	 "event streams (GET /v1/events) open at once, over it 503 too_many_streams; an idle one "
+	 "holds no thread and no database connection (0..65535)"},
 	{"RECALLGATE_RATE_BURST", CFG_UINT, 0, 1000000, "0", offsetof(struct rg_config, rate_burst),
 	 "the most requests a token may make at once (its bucket); 0: the same as "
 	 "RECALLGATE_RATE_LIMIT, one second's worth (0..1000000)"},

@@ -21,6 +21,7 @@ struct rg_config {
 	unsigned drain_timeout;
 	unsigned header_timeout;
 	unsigned max_client_connections;
+	unsigned max_streams;
 	unsigned long max_body;
 	unsigned db_acquire_timeout_ms;
 	unsigned rate_limit; /* requests per second per token; 0 = off */

@@ -5,6 +5,7 @@
 #include <strings.h>
 
 #include "core/jsonx.h"
+#include "server/events.h"
 #include "server/metrics.h"
 #include "server/outbound.h"
 #include "server/ratelimit.h"
@@ -14,6 +15,11 @@
 static const char *ctx_query(const struct h_ctx *ctx, const char *name)
 {
 	return MHD_lookup_connection_value(ctx->server_data, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static const char *ctx_header(const struct h_ctx *ctx, const char *name)
+{
+	return header(ctx->server_data, name);
 }
 
 static char *ctx_metrics(size_t *len)
@@ -180,6 +186,8 @@ enum MHD_Result dispatch(struct request *r)
 		.shutting_down = atomic_load(&srv->draining),
 		.received_ms = (long long)r->started.tv_sec * 1000 + r->started.tv_nsec / 1000000,
 		.query = ctx_query,
+		.header = ctx_header,
+		.events_open = events_open,
 		.token_deleted = auth_forget,
 		.metrics_text = ctx_metrics,
 		.provider_call = ctx_provider_call,
@@ -191,7 +199,13 @@ enum MHD_Result dispatch(struct request *r)
 	if (ctx.held) /* the handler needed no database */
 		db_release(srv->pool, ctx.held);
 	r->held = NULL;
+	/* A write may have committed an audit record: other instances' streams hear of it. */
+	if (strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0 &&
+	    ctx.problem_code == PROBLEM_NONE)
+		events_local_commit();
 	ret = reply_render(r, &ctx);
+	if (ctx.stream) /* refused after it was admitted */
+		events_discard(ctx.stream);
 	r->dberr = ctx.dberr;
 	json_decref(ctx.reply);
 	json_decref(ctx.problem_errors);

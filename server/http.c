@@ -15,6 +15,7 @@
 #include "core/hash.h"
 #include "core/ids.h"
 #include "core/problem.h"
+#include "server/events.h"
 #include "server/conns.h"
 #include "server/lanes.h"
 #include "server/log.h"
@@ -507,6 +508,9 @@ void http_stop(struct http_server *srv, unsigned drain_ms)
 	/* Provider calls end a second early: an abort lands within libcurl's one-second progress
 	 * granularity, and the fail-open answer must still go out by the deadline. */
 	outbound_cut_at(deadline - (drain_ms > 2000 ? 1000 : drain_ms / 2));
+	/* Event streams end now (their clients resume elsewhere with Last-Event-ID); none may
+	 * stay suspended when the daemon stops. */
+	events_drain();
 	/* Quiesced, each epoll I/O thread takes the listening socket out of its set on its next
 	 * turn: closing it now would let one of them find a closed descriptor (libmicrohttpd then
 	 * aborts). shutdown() refuses new connections at once; close() waits for the stop. */

@@ -15,6 +15,7 @@
 #include "server/auth.h"
 #include "server/clients.h"
 #include "server/config.h"
+#include "server/events.h"
 #include "server/http.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -220,6 +221,11 @@ static int cmd_serve(void)
 		rc = 1;
 		goto out;
 	}
+	if (!events_start(cfg.database_url, cfg.max_streams)) {
+		log_error(NULL, "cannot start the event hub");
+		rc = 1;
+		goto out;
+	}
 	if (!http_start(&cfg, pool, h_routes, h_routes_count, &srv)) {
 		rc = 1;
 		goto out;
@@ -231,6 +237,7 @@ static int cmd_serve(void)
 	http_stop(srv, cfg.drain_timeout * 1000u);
 	log_info(NULL, "stopped");
 out:
+	events_stop();
 	clients_shutdown();
 	ratelimit_shutdown();
 	auth_shutdown();

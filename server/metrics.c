@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/events.h"
 #include "server/clients.h"
 #include "server/conns.h"
 #include "server/ratelimit.h"
@@ -196,6 +197,25 @@ char *metrics_render(size_t *len)
 		"# TYPE recallgate_rate_limit_evictions_total counter\n"
 		"recallgate_rate_limit_evictions_total %llu\n",
 		rs.refused, rs.evicted_partial);
+	struct events_stats es;
+	events_get_stats(&es);
+	fprintf(f,
+		"# HELP recallgate_event_streams Event streams (GET /v1/events) open.\n"
+		"# TYPE recallgate_event_streams gauge\nrecallgate_event_streams %u\n"
+		"# HELP recallgate_event_listener_up 1 while the event hub's database connection "
+		"listens (token deletions by other instances are heard; the token cache is on).\n"
+		"# TYPE recallgate_event_listener_up gauge\nrecallgate_event_listener_up %d\n"
+		"# HELP recallgate_event_listener_connects_total Connections the event hub made.\n"
+		"# TYPE recallgate_event_listener_connects_total counter\n"
+		"recallgate_event_listener_connects_total %llu\n"
+		"# HELP recallgate_events_sent_total Records sent to event streams.\n"
+		"# TYPE recallgate_events_sent_total counter\nrecallgate_events_sent_total %llu\n"
+		"# HELP recallgate_event_streams_closed_total Event streams closed by the server.\n"
+		"# TYPE recallgate_event_streams_closed_total counter\n"
+		"recallgate_event_streams_closed_total{reason=\"slow_reader\"} %llu\n"
+		"recallgate_event_streams_closed_total{reason=\"token_deleted\"} %llu\n",
+		es.open, es.listening ? 1 : 0, es.reconnects, es.sent, es.slow_closed,
+		es.revoked_closed);
 	fclose(f);
 	return buf;
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/events.h"
 #include "server/request.h"
 
 static const char *allowed_origin(const struct request *r)
@@ -132,7 +133,10 @@ enum MHD_Result reply_render(struct request *r, struct h_ctx *ctx)
 	if (ctx->problem_code)
 		return problem_with(r, ctx->problem_code, ctx->problem_detail, ctx->problem_errors,
 				    ctx->current_revision, ctx->problem_extra);
-	if (ctx->content_type) {
+	if (ctx->stream) {
+		resp = events_response(ctx->stream, r->conn);
+		ctx->stream = NULL; /* the response's now (or discarded) */
+	} else if (ctx->content_type) {
 		resp = MHD_create_response_from_buffer(ctx->raw_len, ctx->raw,
 						       ctx->raw_static ? MHD_RESPMEM_PERSISTENT
 								       : MHD_RESPMEM_MUST_FREE);

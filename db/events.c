@@ -1,0 +1,204 @@
+#include "db/events.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct db_events {
+	PGconn *pg;
+};
+
+/* The columns of db_audit_list, then tenant_id. */
+#define EVENT_COLUMNS                                                                         \
+	"SELECT seq, epoch_ms(at), actor_token_id, action, resource_type, resource_id,"      \
+	" revision_before, revision_after, request_id, details::text, prev_hash, hash, tenant_id" \
+	" FROM audit_log"
+
+static void ignore_notice(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+static void fail(struct db_events *ev, struct db_error *err, const PGresult *res)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	db_error_set(err, PQstatus(ev->pg) == CONNECTION_OK ? RG_ERROR : RG_UNAVAILABLE,
+		     state ? state : "08006", PQerrorMessage(ev->pg));
+}
+
+static bool run(struct db_events *ev, const char *sql, struct db_error *err)
+{
+	PGresult *res = PQexec(ev->pg, sql);
+	bool ok = PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK;
+	if (!ok)
+		fail(ev, err, res);
+	PQclear(res);
+	return ok;
+}
+
+bool db_events_connect(const char *url, struct db_events **out, struct db_error *err)
+{
+	static const char *const keys[] = {"connect_timeout", "application_name", "options",
+					   "keepalives_idle", "keepalives_interval",
+					   "keepalives_count", "dbname", NULL};
+	/* Its queries are small; a stuck one must not stall every stream for long. Keepalives
+	 * notice a database host that vanished without closing the connection. */
+	const char *vals[] = {"3", "recallgate events", "-c statement_timeout=2000",
+			      "10", "5", "2", url, NULL};
+	struct db_events *ev = calloc(1, sizeof *ev);
+	*out = NULL;
+	if (ev == NULL) {
+		db_error_set(err, RG_ERROR, "", "out of memory");
+		return false;
+	}
+	ev->pg = PQconnectdbParams(keys, vals, 1);
+	if (ev->pg == NULL || PQstatus(ev->pg) != CONNECTION_OK) {
+		db_error_set(err, RG_UNAVAILABLE, "08006",
+			     ev->pg ? PQerrorMessage(ev->pg) : "out of memory");
+		db_events_close(ev);
+		return false;
+	}
+	PQsetNoticeProcessor(ev->pg, ignore_notice, NULL);
+	if (!run(ev, "SET synchronous_commit = off", err) ||
+	    !run(ev, "LISTEN recallgate_audit", err) || !run(ev, "LISTEN recallgate_token", err)) {
+		db_events_close(ev);
+		return false;
+	}
+	*out = ev;
+	return true;
+}
+
+void db_events_close(struct db_events *ev)
+{
+	if (ev == NULL)
+		return;
+	if (ev->pg)
+		PQfinish(ev->pg);
+	free(ev);
+}
+
+int db_events_socket(const struct db_events *ev)
+{
+	return PQsocket(ev->pg);
+}
+
+/* "<hex> <tenant_id> <token_id>" (tokens_notify_deleted); ids hold no spaces. */
+static void token_message(char *payload, db_token_deleted_fn on_token, void *arg)
+{
+	char *tenant = strchr(payload, ' ');
+	char *token = tenant ? strchr(tenant + 1, ' ') : NULL;
+	if (token == NULL)
+		return;
+	*tenant++ = '\0';
+	*token++ = '\0';
+	on_token(payload, tenant, token, arg);
+}
+
+bool db_events_consume(struct db_events *ev, unsigned *commits, db_token_deleted_fn on_token,
+		       void *arg)
+{
+	if (!PQconsumeInput(ev->pg) || PQstatus(ev->pg) != CONNECTION_OK)
+		return false;
+	for (PGnotify *n; (n = PQnotifies(ev->pg)) != NULL; PQfreemem(n)) {
+		if (strcmp(n->relname, "recallgate_token") == 0)
+			token_message(n->extra, on_token, arg);
+		else
+			(*commits)++;
+	}
+	return true;
+}
+
+static uint64_t xid_value(const PGresult *res, int col)
+{
+	return PQgetisnull(res, 0, col) ? 0 : strtoull(PQgetvalue(res, 0, col), NULL, 10);
+}
+
+bool db_events_horizon(struct db_events *ev, bool notify, bool sample, int64_t seen,
+		       struct db_horizon *out, struct db_error *err)
+{
+	char seen_s[DB_INT_SIZE];
+	const char *params[] = {notify ? "t" : "f", sample ? "t" : "f", db_int_param(seen_s, seen)};
+	PGresult *res = PQexecParams(ev->pg, "SELECT h, x, m FROM events_horizon($1, $2, $3)", 3,
+				     NULL, params, NULL, NULL, 0);
+	bool ok = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1;
+	if (ok) {
+		out->h = db_int(res, 0, 0);
+		out->x = xid_value(res, 1);
+		out->m = xid_value(res, 2);
+	} else {
+		fail(ev, err, res);
+	}
+	PQclear(res);
+	return ok;
+}
+
+static bool fetch(struct db_events *ev, const char *sql, int n, const char *const *params,
+		  PGresult **res, struct db_error *err)
+{
+	*res = PQexecParams(ev->pg, sql, n, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(*res) == PGRES_TUPLES_OK)
+		return true;
+	fail(ev, err, *res);
+	PQclear(*res);
+	*res = NULL;
+	return false;
+}
+
+bool db_events_fetch_tenants(struct db_events *ev, const char *const *tenant_ids, size_t n,
+			     int64_t after, int64_t upto, int limit, PGresult **res,
+			     struct db_error *err)
+{
+	/* A text[] literal: ids are plain (letters, digits, "._:-"), quoted all the same. */
+	size_t cap = 3;
+	for (size_t i = 0; i < n; i++)
+		cap += strlen(tenant_ids[i]) + 3;
+	char *array = malloc(cap), *p = array;
+	if (array == NULL) {
+		db_error_set(err, RG_ERROR, "", "out of memory");
+		return false;
+	}
+	*p++ = '{';
+	for (size_t i = 0; i < n; i++)
+		p += sprintf(p, "%s\"%s\"", i ? "," : "", tenant_ids[i]);
+	*p++ = '}';
+	*p = '\0';
+	char a[DB_INT_SIZE], u[DB_INT_SIZE], l[DB_INT_SIZE];
+	const char *params[] = {array, db_int_param(a, after), db_int_param(u, upto),
+				db_int_param(l, limit)};
+	bool ok = fetch(ev,
+			EVENT_COLUMNS " WHERE tenant_id = ANY($1::text[]) AND seq > $2::bigint"
+				      " AND seq <= $3::bigint ORDER BY seq LIMIT $4::int",
+			4, params, res, err);
+	free(array);
+	return ok;
+}
+
+bool db_events_fetch_one(struct db_events *ev, const char *tenant_id, const char *resource_type,
+			 const char *resource_id, int64_t after, int64_t upto, int limit,
+			 PGresult **res, struct db_error *err)
+{
+	char a[DB_INT_SIZE], u[DB_INT_SIZE], l[DB_INT_SIZE];
+	const char *params[] = {tenant_id, resource_type, resource_id, db_int_param(a, after),
+				db_int_param(u, upto), db_int_param(l, limit)};
+	return fetch(ev,
+		     EVENT_COLUMNS " WHERE ($1::text IS NULL OR tenant_id = $1)"
+				   " AND ($2::text IS NULL OR resource_type = $2)"
+				   " AND ($3::text IS NULL OR resource_id = $3) AND seq > $4::bigint"
+				   " AND seq <= $5::bigint ORDER BY seq LIMIT $6::int",
+		     6, params, res, err);
+}
+
+static const struct db_stmt newest_seq_stmt = {
+	"events_newest_seq", "SELECT h FROM events_horizon(false, false, 0)", 0, false};
+
+enum rg_status db_events_newest_seq(struct db_conn *c, int64_t *out, struct db_error *err)
+{
+	PGresult *res = NULL;
+	enum rg_status st = db_exec(c, &newest_seq_stmt, NULL, &res, err);
+	if (st == RG_OK)
+		*out = db_int(res, 0, 0);
+	PQclear(res);
+	return st;
+}

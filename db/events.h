@@ -1,0 +1,53 @@
+/* The event hub's own connection (one per instance, outside the pool): LISTEN for commits
+ * and token deletions, the order horizon of db/migrations/0011_events.sql, and the reads
+ * that feed the streams. Used by one thread (server/events.c). */
+#ifndef RG_DB_EVENTS_H
+#define RG_DB_EVENTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <libpq-fe.h>
+
+#include "db/db.h"
+
+struct db_events;
+
+/* Connects, listens on both channels, turns synchronous_commit off for this session (its
+ * transactions write nothing but a notification). false with err set; *out is new. */
+bool db_events_connect(const char *url, struct db_events **out, struct db_error *err);
+void db_events_close(struct db_events *ev);
+int db_events_socket(const struct db_events *ev);
+
+/* A token deletion heard on the channel (all borrowed for the call). */
+typedef void (*db_token_deleted_fn)(const char *sha256_hex, const char *tenant_id,
+				    const char *token_id, void *arg);
+/* Reads what arrived: *commits counts commit wake-ups; on_token is called per deletion.
+ * false when the connection is lost. */
+bool db_events_consume(struct db_events *ev, unsigned *commits, db_token_deleted_fn on_token,
+		       void *arg);
+
+struct db_horizon {
+	int64_t h;  /* the newest seq drawn */
+	uint64_t x; /* a transaction id taken after h was read; 0 = none taken */
+	uint64_t m; /* pg_snapshot_xmin now */
+};
+/* events_horizon(): notify wakes every instance's hub; sample takes x when h > seen. */
+bool db_events_horizon(struct db_events *ev, bool notify, bool sample, int64_t seen,
+		       struct db_horizon *out, struct db_error *err);
+
+/* The records of these tenants with after < seq ≤ upto, oldest first, at most limit. *res is
+ * new; columns as db_audit_list's, then tenant_id. tenant_ids are ids (core_id_valid). */
+bool db_events_fetch_tenants(struct db_events *ev, const char *const *tenant_ids, size_t n,
+			     int64_t after, int64_t upto, int limit, PGresult **res,
+			     struct db_error *err);
+/* One tenant's records (every tenant's with NULL) with the filters (NULL = none), after < seq ≤ upto, at most limit. */
+bool db_events_fetch_one(struct db_events *ev, const char *tenant_id, const char *resource_type,
+			 const char *resource_id, int64_t after, int64_t upto, int limit,
+			 PGresult **res, struct db_error *err);
+
+/* The newest seq drawn so far (a stream opened without a position starts after it). */
+enum rg_status db_events_newest_seq(struct db_conn *c, int64_t *out,
+				    struct db_error *err) RG_MUSTCHECK;
+
+#endif
