@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct db_events {
 	PGconn *pg;
@@ -45,8 +46,9 @@ bool db_events_connect(const char *url, struct db_events **out, struct db_error 
 					   "keepalives_count", "dbname", NULL};
 	/* Its queries are small; a stuck one must not stall every stream for long. Keepalives
 	 * notice a database host that vanished without closing the connection. */
-	const char *vals[] = {"3", "recallgate events", "-c statement_timeout=2000",
-			      "10", "5", "2", url, NULL};
+	char app[64]; /* the process id tells an operator (and a test) whose listener it is */
+	snprintf(app, sizeof app, "recallgate events %ld", (long)getpid());
+	const char *vals[] = {"3", app, "-c statement_timeout=2000", "10", "5", "2", url, NULL};
 	struct db_events *ev = calloc(1, sizeof *ev);
 	*out = NULL;
 	if (ev == NULL) {

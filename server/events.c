@@ -10,13 +10,15 @@
 #include "server/events.h"
 
 #include <errno.h>
-#include <poll.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "core/ids.h"
@@ -46,6 +48,8 @@ struct stream {
 	atomic_bool dead;   /* the response is gone */
 	atomic_bool hungry; /* catching up and drained by the reader: the hub should read more */
 	struct MHD_Connection *conn;
+	int fd; /* a dup of the connection's socket, watched by the hub for the client's close;
+		 * the hub's own, so its epoll entry cannot outlive the stream or name another */
 	char tenant_id[RG_MAX_ID_BYTES + 1];
 	char token_id[RG_MAX_ID_BYTES + 1];
 	char resource_type[40];
@@ -73,6 +77,7 @@ static struct {
 	char url[2048];
 	unsigned max;
 	int wake_fd;
+	int epoll_fd;             /* wake_fd, the database socket, each stream's socket */
 	pthread_mutex_t mu;       /* incoming */
 	struct stream *incoming;  /* responses made, not yet adopted by the hub */
 	atomic_uint open;
@@ -86,7 +91,7 @@ static struct {
 	long long seen;    /* the newest seq sampled */
 	long long mark;    /* live mark: records ≤ mark are final and went to every live stream */
 	bool mark_known;
-} hub = {.wake_fd = -1, .mu = PTHREAD_MUTEX_INITIALIZER};
+} hub = {.wake_fd = -1, .epoll_fd = -1, .mu = PTHREAD_MUTEX_INITIALIZER};
 
 static void wake(void)
 {
@@ -99,6 +104,8 @@ static void unref(struct stream *s)
 {
 	if (atomic_fetch_sub(&s->refs, 1) != 1)
 		return;
+	if (s->fd >= 0)
+		close(s->fd);
 	pthread_mutex_destroy(&s->mu);
 	free(s->buf);
 	free(s);
@@ -126,6 +133,10 @@ static void append_locked(struct stream *s, const char *data, size_t n)
 		s->off = s->len = s->cap = 0;
 		s->end = END_ABORT;
 		atomic_fetch_add(&hub.slow_closed, 1);
+		/* Its connection waits to write, so its reader would not see the end until the
+		 * client reads: the next write fails now and libmicrohttpd closes it. */
+		if (s->fd >= 0)
+			shutdown(s->fd, SHUT_RDWR);
 		kick_locked(s);
 		return;
 	}
@@ -232,6 +243,7 @@ bool events_open(struct h_ctx *ctx, const struct h_events_request *req)
 	}
 	pthread_mutex_init(&s->mu, NULL);
 	atomic_init(&s->refs, 1);
+	s->fd = -1;
 	snprintf(s->tenant_id, sizeof s->tenant_id, "%s", ctx->tenant_id);
 	snprintf(s->token_id, sizeof s->token_id, "%s", ctx->token_id);
 	snprintf(s->resource_type, sizeof s->resource_type, "%s",
@@ -251,7 +263,15 @@ bool events_open(struct h_ctx *ctx, const struct h_events_request *req)
 struct MHD_Response *events_response(void *stream, struct MHD_Connection *conn)
 {
 	struct stream *s = stream;
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 	s->conn = conn;
+	s->fd = info ? fcntl(info->connect_fd, F_DUPFD_CLOEXEC, 0) : -1;
+	/* A fixed send buffer: autotuning would let the kernel hold megabytes for a client that
+	 * does not read, past the backlog limit that bounds a stream's memory. */
+	int sndbuf = EVENTS_SNDBUF;
+	if (s->fd >= 0)
+		(void)setsockopt(s->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
 	struct MHD_Response *resp =
 		MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, s, stream_gone);
 	if (resp == NULL) {
@@ -473,6 +493,11 @@ static size_t tend_streams(long long now, bool keepalive)
 		s->next = hub.streams;
 		hub.streams = s;
 		s->live = hub.mark_known && s->pos >= hub.mark;
+		/* While suspended, libmicrohttpd does not watch the socket: the hub does, so that
+		 * a client that went away frees its stream without waiting for a write to fail. */
+		struct epoll_event e = {.events = EPOLLRDHUP | EPOLLONESHOT, .data.ptr = s};
+		if (s->fd >= 0 && !atomic_load(&s->dead))
+			(void)epoll_ctl(hub.epoll_fd, EPOLL_CTL_ADD, s->fd, &e);
 	}
 	pthread_mutex_unlock(&hub.mu);
 	bool draining = atomic_load(&hub.draining);
@@ -481,6 +506,8 @@ static size_t tend_streams(long long now, bool keepalive)
 		struct stream *s = *p;
 		if (atomic_load(&s->dead)) {
 			*p = s->next;
+			if (s->fd >= 0)
+				(void)epoll_ctl(hub.epoll_fd, EPOLL_CTL_DEL, s->fd, NULL);
 			unref(s);
 			continue;
 		}
@@ -530,6 +557,25 @@ static void advance(bool notify, size_t nstreams, long long now)
 	}
 }
 
+static char wake_tag, db_tag; /* epoll data of the wake-up and database descriptors */
+
+/* Waits up to timeout ms for a wake-up, the database or a client's close (which ends its
+ * stream at once: there is nobody to send the rest to). */
+static void wait_events(int timeout)
+{
+	struct epoll_event evs[64];
+	int n = epoll_wait(hub.epoll_fd, evs, 64, timeout);
+	for (int i = 0; i < n; i++) {
+		if (evs[i].data.ptr == &wake_tag) {
+			uint64_t v;
+			if (read(hub.wake_fd, &v, sizeof v) < 0 && errno != EAGAIN)
+				log_warn(NULL, "event hub wake-up read failed");
+		} else if (evs[i].data.ptr != &db_tag) {
+			stream_end(evs[i].data.ptr, END_CLEAN, true);
+		}
+	}
+}
+
 static void *hub_main(void *arg)
 {
 	(void)arg;
@@ -540,6 +586,8 @@ static void *hub_main(void *arg)
 		if (hub.ev == NULL && now >= retry_at) {
 			struct db_error err = {0};
 			if (db_events_connect(hub.url, &hub.ev, &err)) {
+				struct epoll_event e = {.events = EPOLLIN, .data.ptr = &db_tag};
+				(void)epoll_ctl(hub.epoll_fd, EPOLL_CTL_ADD, db_events_socket(hub.ev), &e);
 				atomic_store(&hub.listening, true);
 				auth_cache_enable(true);
 				atomic_fetch_add(&hub.reconnects, 1);
@@ -563,13 +611,7 @@ static void *hub_main(void *arg)
 			timeout = 0;
 		else if (hub.npend > 0)
 			timeout = PENDING_CHECK_MS;
-		struct pollfd fds[2] = {{.fd = hub.wake_fd, .events = POLLIN},
-					{.fd = hub.ev ? db_events_socket(hub.ev) : -1, .events = POLLIN}};
-		if (poll(fds, 2, timeout) > 0 && (fds[0].revents & POLLIN)) {
-			uint64_t v;
-			if (read(hub.wake_fd, &v, sizeof v) < 0 && errno != EAGAIN)
-				log_warn(NULL, "event hub wake-up read failed");
-		}
+		wait_events(timeout);
 		if (hub.ev == NULL)
 			continue;
 		now = mono_ms();
@@ -602,12 +644,22 @@ bool events_start(const char *database_url, unsigned max_streams)
 	hub.max = max_streams;
 	hub.seen = -1;
 	hub.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (hub.wake_fd < 0)
+	hub.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event e = {.events = EPOLLIN, .data.ptr = &wake_tag};
+	if (hub.wake_fd < 0 || hub.epoll_fd < 0 ||
+	    epoll_ctl(hub.epoll_fd, EPOLL_CTL_ADD, hub.wake_fd, &e) != 0) {
+		if (hub.wake_fd >= 0)
+			close(hub.wake_fd);
+		if (hub.epoll_fd >= 0)
+			close(hub.epoll_fd);
+		hub.wake_fd = hub.epoll_fd = -1;
 		return false;
+	}
 	auth_cache_enable(false);
 	if (pthread_create(&hub.thread, NULL, hub_main, NULL) != 0) {
 		close(hub.wake_fd);
-		hub.wake_fd = -1;
+		close(hub.epoll_fd);
+		hub.wake_fd = hub.epoll_fd = -1;
 		return false;
 	}
 	hub.started = true;
@@ -637,5 +689,6 @@ void events_stop(void)
 	db_events_close(hub.ev);
 	hub.ev = NULL;
 	close(hub.wake_fd);
-	hub.wake_fd = -1;
+	close(hub.epoll_fd);
+	hub.wake_fd = hub.epoll_fd = -1;
 }

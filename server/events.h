@@ -16,6 +16,7 @@
 #define EVENTS_RETRY_MS 2000             /* the stream's retry: field */
 #define EVENTS_KEEPALIVE_MS 15000        /* a comment after this much silence */
 #define EVENTS_BACKLOG_MAX (1024 * 1024) /* unsent bytes past which a stream is closed */
+#define EVENTS_SNDBUF (64 * 1024)        /* a stream socket's send buffer (the kernel doubles it) */
 
 struct events_stats {
 	unsigned open;                /* streams open now */

@@ -1,0 +1,165 @@
+"""A small harness for tests that drive real recallgate processes (stdlib only).
+
+Instances run `recallgate serve` on free loopback ports against DATABASE_URL; tokens come from
+`recallgate token create`. Event streams are read with http.client (chunked decoding) line by
+line. Nothing here skips: a missing binary or database fails the test.
+"""
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def unique(prefix):
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+class Instance:
+    def __init__(self, binary, log_dir, name, env=None):
+        self.binary = binary
+        self.name = name
+        self.port = free_port()
+        self.log_path = os.path.join(log_dir, f"{name}.log")
+        e = dict(os.environ)
+        e["RECALLGATE_ADDR"] = f"127.0.0.1:{self.port}"
+        e.update(env or {})
+        self.env = e
+        self.proc = None
+
+    def start(self):
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([self.binary, "serve"], env=self.env,
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 15
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                fail(f"{self.name} exited {self.proc.returncode}; see {self.log_path}")
+            try:
+                st, _, _ = self.request("GET", "/readyz", timeout=1)
+                if st == 200 and self.metric("recallgate_event_listener_up") == 1:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.05)
+        fail(f"{self.name} not ready in 15 s; see {self.log_path}")
+
+    def stop(self, timeout=20):
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                fail(f"{self.name} did not stop within {timeout} s")
+        rc = self.proc.returncode
+        self.proc = None
+        self.log.close()
+        return rc
+
+    def request(self, method, path, token=None, body=None, headers=None, timeout=10):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        h = dict(headers or {})
+        if token:
+            h["Authorization"] = f"Bearer {token}"
+        data = None
+        if body is not None:
+            data = json.dumps(body)
+            h["Content-Type"] = "application/json"
+        try:
+            c.request(method, path, body=data, headers=h)
+            r = c.getresponse()
+            raw = r.read()
+            try:
+                doc = json.loads(raw) if raw else None
+            except ValueError:
+                doc = raw.decode("utf-8", "replace")
+            return r.status, doc, dict(r.getheaders())
+        finally:
+            c.close()
+
+    def metric(self, name):
+        st, text, _ = self.request("GET", "/metrics", timeout=2)
+        if st != 200:
+            return None
+        for line in str(text).splitlines():
+            if line.startswith(name + " ") or line.startswith(name + "{"):
+                return float(line.rsplit(" ", 1)[1])
+        return None
+
+
+def token(binary, tenant, scopes):
+    out = subprocess.run([binary, "token", "create", "--tenant", tenant, "--scopes",
+                          ",".join(scopes)], capture_output=True, text=True, timeout=30)
+    check(out.returncode == 0, f"token create failed: {out.stderr.strip()}")
+    return out.stdout.strip().splitlines()[-1]
+
+
+class Stream:
+    """One GET /v1/events: events() yields (id, event, data) as they arrive."""
+
+    def __init__(self, inst, tok, path="/v1/events", last_id=None, timeout=10):
+        self.conn = http.client.HTTPConnection("127.0.0.1", inst.port, timeout=timeout)
+        h = {"Authorization": f"Bearer {tok}", "Accept": "text/event-stream"}
+        if last_id is not None:
+            h["Last-Event-ID"] = str(last_id)
+        self.conn.request("GET", path, headers=h)
+        self.resp = self.conn.getresponse()
+        self.status = self.resp.status
+        self.retry = None
+
+    def next_event(self):
+        """The next event as (id, event, data dict); None at the end of the stream."""
+        ev = {}
+        while True:
+            line = self.resp.readline()
+            if not line:
+                return None
+            line = line.decode("utf-8").rstrip("\n")
+            if line == "":
+                if "data" in ev:
+                    return int(ev["id"]), ev["event"], json.loads(ev["data"])
+                ev = {}
+                continue
+            if line.startswith(":"):
+                continue
+            field, _, value = line.partition(": ")
+            if field == "retry":
+                self.retry = int(value)
+            else:
+                ev[field] = value
+
+    def close(self):
+        try:
+            self.conn.sock.shutdown(socket.SHUT_RDWR)
+        except (OSError, AttributeError):
+            pass
+        self.conn.close()
+
+
+def put_mode(inst, tok, thread_id, expected, mode):
+    return inst.request("PUT", f"/v1/threads/{thread_id}/memory-mode", tok,
+                        {"expected_revision": expected, "mode": mode})
