@@ -341,16 +341,20 @@ static char *event_text(const PGresult *res, int i, size_t *len)
 	return text;
 }
 
-static void send_row(struct stream *s, const PGresult *res, int i, long long now)
-{
+/* Row i's event text, made once for however many streams get it. */
+struct row_text {
+	char *text;
 	size_t len;
-	char *text = event_text(res, i, &len);
-	if (text == NULL)
+};
+
+static void send_row(struct stream *s, const PGresult *res, int i, struct row_text *rt,
+		     long long now)
+{
+	if (rt->text == NULL && (rt->text = event_text(res, i, &rt->len)) == NULL)
 		return;
 	pthread_mutex_lock(&s->mu);
-	append_locked(s, text, len);
+	append_locked(s, rt->text, rt->len);
 	pthread_mutex_unlock(&s->mu);
-	free(text);
 	s->last_write_ms = now;
 	atomic_fetch_add(&hub.sent, 1);
 }
@@ -406,12 +410,14 @@ static bool feed_live(long long upto, long long now)
 		for (int i = 0; i < rows; i++) {
 			long long seq = db_int(res, i, 0);
 			const char *tenant = PQgetvalue(res, i, 12);
+			struct row_text rt = {0};
 			for (struct stream *s = hub.streams; s; s = s->next)
 				if (s->live && is_open(s) && seq > s->pos &&
 				    strcmp(s->tenant_id, tenant) == 0 && wants(s, res, i)) {
-					send_row(s, res, i, now);
+					send_row(s, res, i, &rt, now);
 					s->pos = seq; /* a read that fails later repeats nothing */
 				}
+			free(rt.text);
 		}
 		from = rows == PAGE_ROWS ? db_int(res, rows - 1, 0) : upto;
 		PQclear(res);
@@ -456,8 +462,11 @@ static bool feed_catchup(long long now)
 			return false;
 		}
 		int rows = PQntuples(res);
-		for (int i = 0; i < rows; i++)
-			send_row(s, res, i, now);
+		for (int i = 0; i < rows; i++) {
+			struct row_text rt = {0};
+			send_row(s, res, i, &rt, now);
+			free(rt.text);
+		}
 		if (rows == PAGE_ROWS) {
 			s->pos = db_int(res, rows - 1, 0);
 			more = true;
