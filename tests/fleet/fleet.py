@@ -36,7 +36,11 @@ import time
 
 PG_BIN = os.environ.get("RG_PG_BIN", "/usr/lib/postgresql/15/bin")
 # This cluster is killed with -9 by the outage test: acknowledged must mean durable.
-PG_OPTS = "-c fsync=on -c synchronous_commit=on -c full_page_writes=on -c max_connections=100"
+# RG_FLEET_PG_OPTS replaces these, to check that a test fails without them
+# (synchronous_commit=off).
+PG_OPTS = os.environ.get(
+    "RG_FLEET_PG_OPTS",
+    "-c fsync=on -c synchronous_commit=on -c full_page_writes=on -c max_connections=100")
 
 
 class FleetError(Exception):
@@ -275,7 +279,7 @@ class Postgres:
         self.url, self.start_cmd, port, self.data = p.stdout.strip().split("\n")[-4:]
         self.port = int(port)
         self.remember_pids()
-        log(f"PostgreSQL on 127.0.0.1:{self.port} (fsync on, synchronous_commit on)")
+        log(f"PostgreSQL on 127.0.0.1:{self.port} ({PG_OPTS})")
 
     def postmaster_pid(self):
         try:
@@ -292,19 +296,27 @@ class Postgres:
             self.pids_seen.update(children_of(pm))
 
     def kill9(self):
+        """SIGKILL to the postmaster and every process of the cluster at once: a crash, in
+        which WAL that a backend had not yet written out is lost with it (killing the
+        postmaster alone lets its orphans finish writing)."""
         pm = self.postmaster_pid()
         if pm is None:
             fail("PostgreSQL is not running")
         self.remember_pids()
-        os.kill(pm, signal.SIGKILL)
+        victims = [pm] + children_of(pm)
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         deadline = time.monotonic() + 10
-        while alive(pm) and time.monotonic() < deadline:
+        while any(alive(p) for p in victims) and time.monotonic() < deadline:
             time.sleep(0.01)
-        log(f"PostgreSQL postmaster {pm} killed with SIGKILL")
+        log(f"PostgreSQL killed with SIGKILL: postmaster {pm} and {len(victims) - 1} children")
 
     def start(self, timeout=30):
-        """Start again on the same port. Orphaned backends of a killed postmaster hold its
-        shared memory for a moment: retry until they are gone."""
+        """Start again on the same port (retried while a killed cluster's shared memory or
+        port is still held)."""
         deadline = time.monotonic() + timeout
         while True:
             p = subprocess.run(["sh", "-c", self.start_cmd], stdout=subprocess.PIPE,
@@ -726,12 +738,14 @@ class Writers:
             if self.pace_s:
                 time.sleep(self.pace_s)
 
-    def failures(self, since=None, until=None):
-        """{label: count} of the answers that were not 2xx (sent within [since, until))."""
+    def failures(self, since=None, until=None, answered=False):
+        """{label: count} of the answers that were not 2xx, of the requests sent (or, with
+        answered, answered) within [since, until) on time.monotonic()'s clock."""
         out = {}
         with self.lock:
-            for t0, _, label, _ in self.answers:
-                if since is not None and t0 < since or until is not None and t0 >= until:
+            for t0, elapsed, label, _ in self.answers:
+                t = t0 + elapsed if answered else t0
+                if since is not None and t < since or until is not None and t >= until:
                     continue
                 if not label[:1] == "2":
                     out[label] = out.get(label, 0) + 1
