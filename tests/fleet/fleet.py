@@ -81,6 +81,8 @@ def _die_with_parent():
     # PR_SET_PDEATHSIG = 1: SIGTERM when the thread that forked this child dies, so every
     # child is spawned from the main thread.
     _libc.prctl(1, signal.SIGTERM, 0, 0, 0)
+    # Its own process group: a Ctrl-C in the terminal reaches the harness, which stops the
+    # children in order (instances drain), rather than every process at once.
     os.setpgrp()
 
 
@@ -106,6 +108,28 @@ def alive(pid):
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def start_time(pid):
+    """The process's start time (clock ticks since boot), or None when there is none: with
+    the pid, it names one process even after its pid is reused (pid_max can be 32768)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return None if fields[0] == "Z" else int(fields[19])
+
+
+def identity(pid):
+    """(pid, start time): what the leftover check and any SIGKILL go by."""
+    return (pid, start_time(pid))
+
+
+def still_running(ident):
+    """The process named by identity() is still running (not a later one with its pid)."""
+    pid, started = ident
+    return started is not None and start_time(pid) == started
 
 
 def children_of(pid):
@@ -292,8 +316,7 @@ class Postgres:
     def remember_pids(self):
         pm = self.postmaster_pid()
         if pm:
-            self.pids_seen.add(pm)
-            self.pids_seen.update(children_of(pm))
+            self.pids_seen.update(identity(p) for p in [pm] + children_of(pm))
 
     def kill9(self):
         """SIGKILL to the postmaster and every process of the cluster at once: a crash, in
@@ -358,7 +381,7 @@ class Instance:
         env.update(self.env)
         env["RECALLGATE_ADDR"] = f"127.0.0.1:{self.port}"
         self.proc = spawn([self.fleet.bin, "serve"], self.log_path, env=env)
-        self.pids_seen.add(self.proc.pid)
+        self.pids_seen.add(identity(self.proc.pid))
         deadline = time.monotonic() + ready_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -457,13 +480,13 @@ class Gateway:
         if t.returncode != 0:
             fail(f"nginx -t refused docker/nginx.conf: {t.stderr.strip()}\n{tail(self.error_log)}")
         self.proc = spawn(cmd, os.path.join(self.dir, "stderr.log"))
-        self.pids_seen.add(self.proc.pid)
+        self.pids_seen.add(identity(self.proc.pid))
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 fail(f"nginx exited {self.proc.returncode}:\n{tail(self.error_log)}")
             if get_status(self.url, "/healthz", timeout=1.0) == 200:
-                self.pids_seen.update(children_of(self.proc.pid))
+                self.pids_seen.update(identity(p) for p in children_of(self.proc.pid))
                 return
             time.sleep(0.05)
         fail(f"nginx did not answer within 10 s:\n{tail(self.error_log)}")
@@ -477,7 +500,7 @@ class Gateway:
     def stop(self):
         if self.proc is None or self.proc.poll() is not None:
             return
-        self.pids_seen.update(children_of(self.proc.pid))
+        self.pids_seen.update(identity(p) for p in children_of(self.proc.pid))
         self.proc.send_signal(signal.SIGQUIT)  # graceful: workers finish their requests
         try:
             self.proc.wait(timeout=10)
@@ -586,7 +609,8 @@ class Fleet:
                 shutil.rmtree(os.path.join(base, d), ignore_errors=True)
 
     def stop(self):
-        """Stops everything; returns the pids still alive afterwards (none, normally)."""
+        """Stops everything; returns the pids of the processes it started that were still
+        running 10 s after the stop (none, normally; they are then killed)."""
         if self.gateway:
             self.gateway.stop()
         for inst in self.instances:
@@ -602,16 +626,17 @@ class Fleet:
         if self.pg:
             seen |= self.pg.pids_seen
         deadline = time.monotonic() + 10
-        left = sorted(p for p in seen if alive(p))
+        left = [i for i in seen if still_running(i)]
         while left and time.monotonic() < deadline:
             time.sleep(0.1)
-            left = sorted(p for p in left if alive(p))
-        for p in left:
-            try:
-                os.kill(p, signal.SIGKILL)
-            except OSError:
-                pass
-        return left
+            left = [i for i in left if still_running(i)]
+        for ident in left:
+            if still_running(ident):  # never a later process that got the pid
+                try:
+                    os.kill(ident[0], signal.SIGKILL)
+                except OSError:
+                    pass
+        return sorted(pid for pid, _ in left)
 
     # -- helpers
 
