@@ -5,7 +5,8 @@ Through nginx, a request head of any size gets an answer, never a closed connect
 up to what an instance accepts it is served; a little over it, the instance answers 414/431;
 far over it, nginx answers 414/431 itself; all in problem+json. A body of RECALLGATE_MAX_BODY
 (1 MiB) reaches the instance; one byte more is refused 413 (problem+json) by nginx unread. The gateway does not
-serve /metrics, and it gives every request one id that the client, the gateway's access log
+serve /metrics, it sends an HTTP/1.0 request without Host on with one, and it gives every
+request one id that the client, the gateway's access log
 and the instance's log share.
 """
 import socket
@@ -87,6 +88,11 @@ def test():
             if got != want or seen != proxied:
                 fleet.fail(f"a body of {size} bytes: {got}, {'passed to' if seen else 'not seen by'}"
                            f" an instance (want {want}, {'passed' if proxied else 'refused by nginx'})")
+
+        # An HTTP/1.0 request needs no Host; nginx's HTTP/1.1 request to the instance does.
+        got = raw(gw, "GET /healthz HTTP/1.0\r\n\r\n")
+        if got != "200":
+            fleet.fail(f"an HTTP/1.0 request without Host got {got} through nginx")
 
         c = fleet.Client(f.gateway_url)
         if c.request("GET", "/metrics").status != 404:
