@@ -56,6 +56,16 @@ def consume(url, token, start, state, stop):
         state["reconnects"] += 1
 
 
+def wait_served(inst, timeout=15):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(line.startswith("recallgate_http_requests_total{") and 'method="PUT"' in line
+               for line in inst.metrics().splitlines()):
+            return
+        time.sleep(0.1)
+    fleet.fail(f"{inst.name} took no writes within {timeout} s of being ready again")
+
+
 def test():
     args = fleet.parse_args(__doc__)
     with fleet.Fleet(args) as f:
@@ -81,7 +91,9 @@ def test():
                 if status != 0:
                     fleet.fail(f"{inst.name} exited {status} after SIGTERM")
                 inst.start()
-                time.sleep(1.5)
+                # nginx marked it failed (fail_timeout 2 s): the next stop waits until the
+                # gateway sends it writes again, as an operator's rollout waits for traffic.
+                wait_served(inst)
         finally:
             w.stop()
         if w.failures():
