@@ -800,6 +800,27 @@ class Writers:
                 f"{len(self.acked_sources)} sources acknowledged")
 
 
+def writes_served(inst):
+    """Writes this process of the instance has answered (its counters start at 0)."""
+    n = 0
+    for line in inst.metrics().splitlines():
+        if line.startswith("recallgate_http_requests_total{") and (
+                'method="PUT"' in line or 'method="POST"' in line):
+            n += int(float(line.split()[-1]))
+    return n
+
+
+def wait_served(inst, timeout=10):
+    """Until a restarted instance answers writes again: the gateway took it back (nginx
+    keeps a failed instance out for fail_timeout, 2 s)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if writes_served(inst) > 0:
+            return
+        time.sleep(0.1)
+    fail(f"{inst.name} took no writes within {timeout} s of being ready again")
+
+
 def main(test):
     """Runs test() and turns FleetError into one line and exit 1."""
     t0 = time.monotonic()

@@ -56,16 +56,6 @@ def consume(url, token, start, state, stop):
         state["reconnects"] += 1
 
 
-def wait_served(inst, timeout=15):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if any(line.startswith("recallgate_http_requests_total{") and 'method="PUT"' in line
-               for line in inst.metrics().splitlines()):
-            return
-        time.sleep(0.1)
-    fleet.fail(f"{inst.name} took no writes within {timeout} s of being ready again")
-
-
 def test():
     args = fleet.parse_args(__doc__)
     with fleet.Fleet(args) as f:
@@ -93,7 +83,7 @@ def test():
                 inst.start()
                 # nginx marked it failed (fail_timeout 2 s): the next stop waits until the
                 # gateway sends it writes again, as an operator's rollout waits for traffic.
-                wait_served(inst)
+                fleet.wait_served(inst)
         finally:
             w.stop()
         if w.failures():

@@ -20,25 +20,6 @@ ROUNDS = 2  # instance 1, instance 2, instance 1, instance 2
 DRAIN_S = 10  # RECALLGATE_DRAIN_TIMEOUT's default; serve exits within it + 1 s
 
 
-def writes_served(inst):
-    """Writes this process of the instance has answered (its counters start at 0)."""
-    n = 0
-    for line in inst.metrics().splitlines():
-        if line.startswith("recallgate_http_requests_total{") and (
-                'method="PUT"' in line or 'method="POST"' in line):
-            n += int(float(line.split()[-1]))
-    return n
-
-
-def wait_served(inst, timeout=10):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if writes_served(inst) > 0:
-            return
-        time.sleep(0.1)
-    fleet.fail(f"{inst.name} took no writes within {timeout} s of being ready again")
-
-
 def test():
     args = fleet.parse_args(__doc__)
     with fleet.Fleet(args) as f:
@@ -47,7 +28,7 @@ def test():
         try:
             time.sleep(2)
             for inst in f.instances:
-                wait_served(inst, timeout=5)
+                fleet.wait_served(inst, timeout=5)
             for inst in f.instances * ROUNDS:
                 t0 = time.monotonic()
                 inst.signal(signal.SIGTERM)
@@ -57,7 +38,7 @@ def test():
                                f"{fleet.tail(inst.log_path)}")
                 stopped = time.monotonic() - t0
                 inst.start()
-                wait_served(inst)
+                fleet.wait_served(inst)
                 fleet.log(f"{inst.name}: drained and exited 0 in {stopped:.2f} s, "
                           f"serving again {time.monotonic() - t0:.2f} s after SIGTERM")
             time.sleep(1)
