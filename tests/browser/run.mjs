@@ -75,18 +75,20 @@ function token(bin, tenant, scopes, name) {
   return r.stdout.trim();
 }
 
-async function serve(bin, work) {
+// Serves the binary on a free port (or on `port`, for a restart), ready when /readyz is 200.
+// A short drain: a restart must not wait on open event streams.
+async function serve(bin, work, port) {
   for (let attempt = 0; attempt < 5; attempt++) {
-    const port = await freePort();
-    const log = openSync(join(work, `server-${attempt}.log`), 'w');
+    const p = port || await freePort();
+    const log = openSync(join(work, `server-${Date.now()}.log`), 'w');
     const proc = spawn(bin, ['serve'], { stdio: ['ignore', log, log],
-      env: { ...process.env, RECALLGATE_ADDR: `127.0.0.1:${port}` } });
-    const base = `http://127.0.0.1:${port}`;
+      env: { ...process.env, RECALLGATE_ADDR: `127.0.0.1:${p}`, RECALLGATE_DRAIN_TIMEOUT: '1' } });
+    const base = `http://127.0.0.1:${p}`;
     const deadline = Date.now() + 60000;
     while (Date.now() < deadline && proc.exitCode === null) {
       try {
         if ((await fetch(`${base}/readyz`)).status === 200)
-          return { proc, base };
+          return { proc, base, port: p };
       } catch { /* not listening yet */ }
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -94,9 +96,19 @@ async function serve(bin, work) {
       proc.kill('SIGTERM');
       fail(`the server on ${base} was not ready within 60 s (log in ${work})`);
     }
-    console.log(`browser_dashboard: the server exited on port ${port}; trying another`);
+    console.log(`browser_dashboard: the server exited on port ${p}; trying again`);
+    await new Promise((r) => setTimeout(r, 500));
   }
   fail(`the server did not start (logs in ${work})`);
+}
+
+function stop(proc) {
+  return new Promise((resolve) => {
+    if (proc.exitCode !== null)
+      return resolve();
+    proc.once('exit', resolve);
+    proc.kill('SIGTERM');
+  });
 }
 
 // The API, as the test's own client (seeding and changes behind the page's back).
@@ -195,7 +207,7 @@ async function checkHttp(base) {
 // refusals this test provokes on purpose (scope probes of ids that exist nowhere: 404; the
 // stale write: 409; the events stream before it exists: 404) are counted and allowed only
 // for same-origin /v1/ calls, and only with those statuses.
-function watch(page, base, problems, refusals) {
+function watch(page, base, problems, refusals, outage) {
   page.on('console', (msg) => {
     if (msg.type() !== 'error')
       return;
@@ -205,6 +217,8 @@ function watch(page, base, problems, refusals) {
       refusals.push(`${m[1]} ${where.slice(base.length)}`);
       return;
     }
+    if (outage.on && /ERR_CONNECTION_REFUSED|ERR_EMPTY_RESPONSE|ERR_CONNECTION_RESET/.test(msg.text()))
+      return; // the server is down on purpose
     problems.push(`console error: ${msg.text()} (${where})`);
   });
   page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
@@ -212,7 +226,7 @@ function watch(page, base, problems, refusals) {
   // its event stream, is ERR_ABORTED and fine).
   page.on('requestfailed', (req) => {
     const why = req.failure()?.errorText;
-    if (why !== 'net::ERR_ABORTED')
+    if (why !== 'net::ERR_ABORTED' && !outage.on)
       problems.push(`request failed: ${req.method()} ${req.url()}: ${why}`);
   });
   page.on('request', (req) => {
@@ -236,7 +250,8 @@ async function main() {
   const admin = token(bin, tenant, 'admin', 'admin');
   const reader = token(bin, tenant, 'memory:read', 'reader');
   const work = mkdtempSync(join(tmpdir(), 'rg-browser-'));
-  const { proc, base } = await serve(bin, work);
+  let { proc, base, port } = await serve(bin, work);
+  const outage = { on: false };
   console.log(`browser_dashboard: tenant ${tenant}, server ${base}, chromium ${CHROMIUM}`);
   const call = api(base, admin);
   const problems = [];
@@ -250,7 +265,7 @@ async function main() {
       args: ['--no-sandbox', '--disable-gpu'] });
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
-    watch(page, base, problems, refusals);
+    watch(page, base, problems, refusals, outage);
     page.setDefaultTimeout(15000);
     const shot = async (p, name) => {
       const file = join(artifacts, `${name}.png`);
@@ -309,7 +324,7 @@ async function main() {
 
     // 4. The timeline in a second tab, live; the classification flipped in the first.
     const live = await context.newPage();
-    watch(live, base, problems, refusals);
+    watch(live, base, problems, refusals, outage);
     live.setDefaultTimeout(15000);
     await live.goto(`${base}/ui/`); // sessionStorage is per tab: sign in again
     await live.getByLabel('Bearer token').fill(admin);
@@ -327,6 +342,20 @@ async function main() {
     await flipped.waitFor({ timeout: 10000 });
     console.log(`browser_dashboard: timeline (${mode.trim()}) showed the flip after ${Date.now() - t0} ms`);
     await shot(live, 'timeline');
+
+    // 4b. A drop: the server restarts, a change commits before the page reconnects, and the
+    // timeline still shows it (the stream resumes with Last-Event-ID; polling with after=).
+    outage.on = true;
+    await stop(proc);
+    ({ proc } = await serve(bin, work, port));
+    await call('PUT', `/v1/memory/sources/${s.deploys.source_id}/classification`,
+      { expected_revision: 1, classification: 'cold' });
+    await live.locator('li[data-action="source.classification.updated"]')
+      .filter({ hasText: s.deploys.source_id }).waitFor({ timeout: 15000 });
+    if (mode.includes('reading the event stream'))
+      await live.getByText(/resumed after seq \d+/).waitFor();
+    outage.on = false;
+    console.log('browser_dashboard: after a server restart the timeline resumed without a gap');
 
     // 5. A stale toggle: changed behind the page's back, the page shows the 409 and revision.
     await call('PUT', `/v1/memory/sources/${s.cold.source_id}/classification`,
@@ -402,7 +431,7 @@ async function main() {
   } finally {
     if (browser)
       await browser.close();
-    proc.kill('SIGTERM');
+    await stop(proc);
   }
   check(problems.length === 0, `\n  ${problems.join('\n  ')}`);
   if (docsImg) {
