@@ -42,7 +42,7 @@ function signInForm(message) {
     }
     setToken(value);
     fill(status, note('loading', 'Checking what this token may do…'));
-    await start();
+    await start(true);
   });
   return form;
 }
@@ -78,7 +78,9 @@ function markCurrent(name) {
   }
 }
 
-function route() {
+// Renders the view of the hash. focus: move the keyboard focus to the view's heading (after
+// a navigation; not on page load, where the focus starts at the top of the page).
+function route(focus = true) {
   if (stopView) {
     stopView();
     stopView = null;
@@ -104,13 +106,13 @@ function route() {
     }
   }
   const h = main.querySelector('h2');
-  if (h) {
+  if (h && focus) {
     h.tabIndex = -1;
     h.focus({ preventScroll: true });
   }
 }
 
-async function start() {
+async function start(focus) {
   const result = await probeScopes();
   if (!result.ok) {
     clearToken();
@@ -121,7 +123,7 @@ async function start() {
   }
   scopes = result.scopes;
   showNav(true);
-  route();
+  route(focus);
 }
 
 signout.addEventListener('click', () => {
@@ -130,9 +132,9 @@ signout.addEventListener('click', () => {
   location.hash = '';
   route();
 });
-window.addEventListener('hashchange', route);
+window.addEventListener('hashchange', () => route());
 
 if (token())
-  start();
+  start(false);
 else
-  route();
+  route(false);

@@ -307,8 +307,21 @@ async function main() {
       'the token reached localStorage');
     await shot(page, 'access');
 
+    // Keyboard: from the top of the page, the skip link first, then the views, each
+    // reachable with Tab and Enter; the view's heading takes the focus.
+    await page.reload();
+    await page.getByRole('heading', { name: 'What this token may do' }).waitFor();
+    await page.keyboard.press('Tab');
+    check(await page.evaluate(() => document.activeElement.textContent) === 'Skip to content',
+      'Tab does not reach the skip link first');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Why this retrieval' }).waitFor();
+    check(await page.evaluate(() => document.activeElement.tagName) === 'H2',
+      'focus does not move to the view heading');
+
     // 3. Why this retrieval: the cold source is filtered, with its reason and no content.
-    await page.getByRole('link', { name: 'Why this retrieval' }).click();
     await page.getByLabel('Query').fill('deploys');
     await page.getByRole('button', { name: 'Explain' }).click();
     const coldRow = page.locator(`tr[data-record="${s.cold.source_id}"]`);
@@ -356,6 +369,14 @@ async function main() {
       await live.getByText(/resumed after seq \d+/).waitFor();
     outage.on = false;
     console.log('browser_dashboard: after a server restart the timeline resumed without a gap');
+
+    // 4c. The resource-type filter: only thread records from now on.
+    await live.getByLabel('Resource type').selectOption('thread');
+    await live.getByText(/^Live: /).waitFor();
+    await call('PUT', '/v1/threads/thread-ops/memory-mode', { expected_revision: 0, mode: 'disabled' });
+    await live.locator('li[data-action="thread.memory_mode.updated"]').waitFor();
+    check(await live.locator('li[data-action^="source."]').count() === 0,
+      'the thread filter still shows source records');
 
     // 5. A stale toggle: changed behind the page's back, the page shows the 409 and revision.
     await call('PUT', `/v1/memory/sources/${s.cold.source_id}/classification`,

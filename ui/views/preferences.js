@@ -47,7 +47,7 @@ export function render(main, ctx) {
     const segs = ['v1', 'goals', goal.value, 'agents', agent.value];
     try {
       const view = await get(url([...segs, 'preferences']));
-      fill(out, el('section', { class: 'card' }, el('h3', {}, 'Entries'), journal(view)),
+      fill(out, el('section', { class: 'card' }, el('h3', {}, 'Journal'), journal(view)),
         el('section', { class: 'card' }, el('h3', {}, 'History'),
           pager((after) => page([...segs, 'preference-history'], { limit: 20 }, after),
             historyRows, 'No operation yet.')));
