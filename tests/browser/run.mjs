@@ -354,7 +354,6 @@ async function main() {
     const t0 = Date.now();
     await flipped.waitFor({ timeout: 10000 });
     console.log(`browser_dashboard: timeline (${mode.trim()}) showed the flip after ${Date.now() - t0} ms`);
-    await shot(live, 'timeline');
 
     // 4b. A drop: the server restarts, a change commits before the page reconnects, and the
     // timeline still shows it (the stream resumes with Last-Event-ID; polling with after=).
@@ -368,6 +367,7 @@ async function main() {
     if (mode.includes('reading the event stream'))
       await live.getByText(/resumed after seq \d+/).waitFor();
     outage.on = false;
+    await shot(live, 'timeline');
     console.log('browser_dashboard: after a server restart the timeline resumed without a gap');
 
     // 4c. The resource-type filter: only thread records from now on.
