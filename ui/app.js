@@ -19,7 +19,7 @@ const VIEWS = { timeline, explain, sources, preferences, envelopes, providers, r
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
 const signout = document.getElementById('signout');
-let scopes = null; // Map scope → true | false | 'absent' once signed in
+let scopes = null; // Map scope → true | false | 'absent' | 'unknown' once signed in
 let stopView = null;
 
 function signInForm(message) {
@@ -51,7 +51,9 @@ function scopeSummary() {
   const rows = SCOPES.map((s) => {
     const v = scopes.get(s.scope);
     const state = v === true ? badge('allowed', 'ok')
-      : v === 'absent' ? badge('not on this server', 'warn') : badge('not granted', 'bad');
+      : v === 'absent' ? badge('not on this server', 'warn')
+        : v === 'unknown' ? badge('not checked: the server was busy; sign in again', 'warn')
+          : badge('not granted', 'bad');
     return [el('code', {}, s.scope), state, s.use];
   });
   return el('section', { class: 'card' },

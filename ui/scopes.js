@@ -41,7 +41,7 @@ async function probeEvents() {
   }
 }
 
-// Resolves to {ok, scopes: Map(scope → true|false|'absent'), error?}. ok is false when
+// Resolves to {ok, scopes: Map(scope → true|false|'absent'|'unknown'), error?}. ok is false when
 // the token itself is refused (401) or the server cannot be reached.
 export async function probeScopes() {
   // One call first: a refused token (401) is refused everywhere, so stop there.
@@ -64,6 +64,8 @@ export async function probeScopes() {
         return [s.scope, false];
       if (s.scope === 'events:read' && e.status === 404)
         return [s.scope, 'absent'];
+      if (e.status === 429 || e.status >= 500)
+        return [s.scope, 'unknown']; // busy: the answer says nothing about the scope
       return [s.scope, true];
     }
   }));

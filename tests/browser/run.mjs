@@ -129,6 +129,8 @@ function api(base, tok) {
 async function seed(call) {
   const src = (content, classification = 'active') => call('POST', '/v1/memory/sources',
     { source_kind: 'note', thread_id: 'thread-ops', content, classification });
+  for (let i = 1; i <= 20; i++) // enough for a second page of the sources list
+    await src(`Filler note ${i} about lunch menus.`);
   const deploys = await src('The deploy calendar moves deploys to Wednesday.');
   const cold = await src('COLD-SECRET: deploys froze during the incident review.', 'cold');
   const summary = await call('POST', '/v1/memory/derivatives', { kind: 'summary',
@@ -428,6 +430,11 @@ async function main() {
     await page.goto(`${base}/ui/#/sources`);
     await page.getByRole('table', { name: 'Sources' }).waitFor();
     await shot(page, 'sources');
+    // Long lists page through next_cursor: 20 a page here, 24 sources in all.
+    check(await page.locator('.page tbody tr').count() === 20, 'the first page is not 20 rows');
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.getByText('End of the list.').waitFor();
+    check(await page.locator('.page tbody tr').count() === 24, 'the second page did not follow');
 
     // 8. Readable at 390×844.
     await page.setViewportSize({ width: 390, height: 844 });

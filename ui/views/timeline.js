@@ -3,7 +3,6 @@
 // server has no event stream (404), it polls GET /v1/audit every 2 s from the newest cursor.
 import { ApiError, explainError, page, stream } from '../api.js';
 import { code, el, field, fill, link, note, time } from '../dom.js';
-import { missingScope } from '../view.js';
 
 const TYPES = ['token', 'thread', 'source', 'derivative', 'assent', 'preference_journal',
   'provider', 'semantic_preference_config', 'workspace', 'envelope'];
@@ -33,8 +32,9 @@ function row(rec) {
 }
 
 export function render(main, ctx) {
-  const blocked = missingScope(ctx, 'audit:read', 'the timeline') &&
-    ctx.scopes.get('events:read') !== true;
+  const NEITHER = 'The timeline needs events:read (the event stream) or audit:read (polling ' +
+    'GET /v1/audit), and this token has neither. Sign in with a token that has one of them.';
+  const blocked = ctx.scopes.get('audit:read') === false && ctx.scopes.get('events:read') !== true;
   const filter = el('select', { name: 'resource_type' },
     el('option', { value: '' }, 'every resource type'),
     TYPES.map((t) => el('option', { value: t }, t)));
@@ -48,7 +48,7 @@ export function render(main, ctx) {
       'carry ids, revisions and hashes, never private text.'),
     el('form', { class: 'inline', onsubmit: (e) => e.preventDefault() },
       field('Resource type', filter)),
-    status, blocked ? missingScope(ctx, 'audit:read', 'the timeline') : null, empty, list);
+    status, blocked ? note('error', NEITHER) : null, empty, list);
   if (blocked)
     return () => {};
 
@@ -101,8 +101,7 @@ export function render(main, ctx) {
   async function poll(query, my) {
     const live = () => gen === my;
     if (ctx.scopes.get('audit:read') === false) {
-      say('error', 'This server has no event stream, and this token lacks audit:read for ' +
-        'polling GET /v1/audit. Use a token with audit:read.');
+      say('error', NEITHER);
       return;
     }
     let after;
@@ -120,7 +119,9 @@ export function render(main, ctx) {
           continue;
         }
         if (!caughtUp)
-          say('ok', 'Live: polling GET /v1/audit every 2 s (this server has no event stream).');
+          say('ok', 'Live: polling GET /v1/audit every 2 s (' +
+            (ctx.scopes.get('events:read') === false ? 'this token lacks events:read'
+              : 'this server has no event stream') + ').');
         caughtUp = true;
       } catch (e) {
         say('error', `${explainError(e)} Retrying every 2 s.`);
@@ -135,10 +136,12 @@ export function render(main, ctx) {
     list.before(empty);
     say('loading', 'Connecting…');
     const query = type ? { resource_type: type } : {};
-    if (ctx.scopes.get('events:read') === 'absent')
-      poll(query, gen);
-    else
+    // The stream when the token may read it; else (no stream on this server, or no
+    // events:read) polling, which needs audit:read.
+    if (ctx.scopes.get('events:read') === true)
       runStream(query, gen);
+    else
+      poll(query, gen);
   }
 
   function stop() {
