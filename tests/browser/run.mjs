@@ -195,6 +195,11 @@ async function checkHttp(base) {
     const c = await fetch(base + path, { headers: { 'If-None-Match': `"x", W/${etag}` } });
     check(c.status === 304 && (await c.arrayBuffer()).byteLength === 0 &&
       c.headers.get('etag') === etag, `${path}: If-None-Match → ${c.status}`);
+    const star = await fetch(base + path, { headers: { 'If-None-Match': '*' } });
+    check(star.status === 304, `${path}: If-None-Match * → ${star.status}`);
+    const other = await fetch(base + path, { headers: { 'If-None-Match': '"0123"' } });
+    check(other.status === 200 && (await other.arrayBuffer()).byteLength === body.byteLength,
+      `${path}: another ETag → ${other.status}`);
     const head = await fetch(base + path, { method: 'HEAD' });
     check(head.status === 200 && head.headers.get('content-length') === String(body.byteLength) &&
       (await head.arrayBuffer()).byteLength === 0, `${path}: HEAD → ${head.status}`);
