@@ -66,14 +66,18 @@ export function field(label, input, hint) {
     hint ? el('small', { class: 'hint' }, hint) : null);
 }
 
-// A table from column names and rows of cells (each a node or text).
+// A table from column names and rows of cells (each a node or text). Each cell carries its
+// column's name (data-label), which narrow screens show beside the value, one row per card;
+// the explicit roles keep the table's semantics when CSS changes its display.
 export function table(caption, columns, rows) {
   return el('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': caption },
-    el('table', {},
+    el('table', { role: 'table' },
       el('caption', {}, caption),
-      el('thead', {}, el('tr', {}, columns.map((c) => el('th', { scope: 'col' }, c)))),
-      el('tbody', {}, rows.map((r) => el('tr', r.attrs || {}, (r.cells || r).map((c) =>
-        el('td', {}, c)))))));
+      el('thead', { role: 'rowgroup' }, el('tr', { role: 'row' },
+        columns.map((c) => el('th', { scope: 'col', role: 'columnheader' }, c)))),
+      el('tbody', { role: 'rowgroup' }, rows.map((r) => el('tr', { role: 'row', ...(r.attrs || {}) },
+        (r.cells || r).map((c, i) => el('td', { role: 'cell', 'data-label': columns[i] },
+          el('div', {}, c))))))));
 }
 
 // A definition list of [term, value] pairs.

@@ -449,6 +449,7 @@ async function main() {
     await page.locator(`tr[data-record="${s.cold.source_id}"]`).waitFor();
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
     check(overflow <= 0, `the page is ${overflow} px wider than a 390 px screen`);
+    await page.locator(`tr[data-record="${s.cold.source_id}"]`).scrollIntoViewIfNeeded();
     await shot(page, 'explain-390x844');
     await live.close();
   } catch (e) {
