@@ -151,6 +151,11 @@ async function seed(call) {
     source_identity: identity, expires_at: '2030-01-01T00:00:00.000Z' });
   const foreign = await call('POST', '/v1/memory/sources', { source_kind: 'document', pointer,
     foreign: { owner: 'wiki-team', assent_id: assent.assent_id } });
+  // Its summary is retrievable until the owner withdraws the assent.
+  const wiki = await call('POST', '/v1/memory/derivatives', { kind: 'summary',
+    derived_from: [{ source_id: foreign.source_id, revision: 1 }],
+    content: 'Wiki summary: deploys freeze in December.' });
+  await call('POST', `/v1/assents/${assent.assent_id}/revoke`, { expected_revision: 1 });
   const pref = (key, statement, expected, op) => call('PUT',
     `/v1/goals/launch/agents/planner/preferences/${key}`, { statement, source_ref: `chat:${op}`,
       source_quote: `"${statement}"`, expected_revision: expected, operation_id: op, execute: true });
@@ -168,7 +173,7 @@ async function seed(call) {
     protocol: 'decision_context_advisory_provider_v0', endpoint_url: 'http://127.0.0.1:9/advisor',
     timeout_seconds: 1, permissions: ['decision_context.read'], enabled: true });
   const load = await call('POST', '/v1/memory/context', { query: 'deploys', max_items: 2 });
-  return { deploys, cold, summary, release, cache, good, bare, assent, foreign,
+  return { deploys, cold, summary, release, cache, good, bare, assent, foreign, wiki,
     receipt: load.load_receipt };
 }
 
@@ -338,6 +343,11 @@ async function main() {
       `the cold row lacks its reason: ${coldText}`);
     check(coldText.includes('withheld'), 'the cold row does not say its content is withheld');
     check(!(await page.content()).includes('COLD-SECRET'), 'the cold content reached the page');
+    const wikiRow = await page.locator(`tr[data-record="${s.wiki.derivative_id}"]`).innerText();
+    // (a foreign source is a pointer without text: its summary is what matches)
+    check(wikiRow.includes('upstream_ineligible') && wikiRow.includes('withheld'),
+      `the summary of a source whose assent was withdrawn: ${wikiRow}`);
+    check(!(await page.content()).includes('freeze in December'), 'filtered content reached the page');
     const okRow = page.locator(`tr[data-record="${s.deploys.source_id}"]`);
     check((await okRow.innerText()).includes('selected'), 'the active source is not selected');
     await shot(page, 'explain');
@@ -407,8 +417,9 @@ async function main() {
 
     // The assent of a foreign source, found through its identity.
     await page.goto(`${base}/ui/#/sources/${s.foreign.source_id}`);
-    await page.getByRole('table', { name: 'Assents bound to this source identity' })
-      .getByText(s.assent.assent_id).waitFor();
+    const assents = page.getByRole('table', { name: 'Assents bound to this source identity' });
+    await assents.getByText(s.assent.assent_id).waitFor();
+    check((await assents.innerText()).includes('revoked'), 'the withdrawn assent does not read revoked');
 
     // 7. The other views, each with its screenshot.
     await page.goto(`${base}/ui/#/preferences/launch/planner`);
@@ -441,12 +452,16 @@ async function main() {
     await page.getByText('End of the list.').waitFor();
     check(await page.locator('.page tbody tr').count() === 24, 'the second page did not follow');
 
-    // 8. Readable at 390×844.
+    // 8. Readable at 390×844; the explanation for a thread whose memory is disabled (4c).
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${base}/ui/#/explain`);
     await page.getByLabel('Query').fill('deploys');
+    await page.getByLabel('Receiving thread').fill('thread-ops');
     await page.getByRole('button', { name: 'Explain' }).click();
     await page.locator(`tr[data-record="${s.cold.source_id}"]`).waitFor();
+    await page.getByText('every candidate is withheld from it').waitFor();
+    for (const row of await page.locator('tr[data-record]').allInnerTexts())
+      check(row.includes('thread_memory_disabled'), `a row for the disabled thread: ${row}`);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
     check(overflow <= 0, `the page is ${overflow} px wider than a 390 px screen`);
     await page.locator(`tr[data-record="${s.cold.source_id}"]`).scrollIntoViewIfNeeded();

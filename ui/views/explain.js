@@ -69,6 +69,8 @@ function results(answer, mode) {
       ['Candidates', `${answer.items.length} (${selected} selected, ` +
         `${answer.items.length - selected} not)`],
       mode ? ['Thread memory mode', mode] : null,
+      answer.truncated ? ['Truncated', 'yes: more records match than are listed; ' +
+        'narrow the query'] : null,
     ]),
     answer.items.length === 0
       ? note('empty', 'No record matches this query. Try other words, or check that the ' +
