@@ -75,7 +75,8 @@ export function table(caption, columns, rows) {
       el('caption', {}, caption),
       el('thead', { role: 'rowgroup' }, el('tr', { role: 'row' },
         columns.map((c) => el('th', { scope: 'col', role: 'columnheader' }, c)))),
-      el('tbody', { role: 'rowgroup' }, rows.map((r) => el('tr', { role: 'row', ...(r.attrs || {}) },
+      el('tbody', { role: 'rowgroup' }, rows.map((r) => el('tr',
+        { role: 'row', ...(r.attrs || {}) },
         (r.cells || r).map((c, i) => el('td', { role: 'cell', 'data-label': columns[i] },
           el('div', {}, c))))))));
 }

@@ -24,7 +24,8 @@ import { createHash, randomBytes } from 'node:crypto';
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..', '..');
 const CHROMIUM = process.env.RG_CHROMIUM || '/usr/bin/chromium';
-const PW_VERSION = JSON.parse(readFileSync(join(HERE, 'package.json'))).dependencies['playwright-core'];
+const PW_VERSION =
+  JSON.parse(readFileSync(join(HERE, 'package.json'))).dependencies['playwright-core'];
 const started = Date.now();
 
 function arg(name) {
@@ -51,7 +52,8 @@ async function playwright() {
   if (have !== PW_VERSION) {
     console.log(`browser_dashboard: npm ci (playwright-core ${PW_VERSION}; found ${have})`);
     const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'],
-      { cwd: HERE, stdio: 'inherit', env: { ...process.env, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1' } });
+      { cwd: HERE, stdio: 'inherit',
+        env: { ...process.env, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1' } });
     check(r.status === 0, `npm ci failed in ${HERE} (status ${r.status})`);
   }
   return import(pathToFileURL(join(HERE, 'node_modules', 'playwright-core', 'index.mjs')).href);
@@ -69,7 +71,8 @@ function freePort() {
 }
 
 function token(bin, tenant, scopes, name) {
-  const r = spawnSync(bin, ['token', 'create', '--tenant', tenant, '--scopes', scopes, '--name', name],
+  const r = spawnSync(bin,
+    ['token', 'create', '--tenant', tenant, '--scopes', scopes, '--name', name],
     { encoding: 'utf8' });
   check(r.status === 0, `token create failed (${r.status}): ${r.stderr.trim()}`);
   return r.stdout.trim();

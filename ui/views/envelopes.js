@@ -17,13 +17,14 @@ function verdict(env) {
       env.verified_at ? ['Verified', time(env.verified_at)] : null,
       env.created_at ? ['Submitted', time(env.created_at)] : null]),
     env.checks && env.checks.length ? table('Checks', ['Check', 'Result', 'Detail'],
-      env.checks.map((c) => [code(c.check), badge(c.result, c.result === 'pass' ? 'ok' : c.result === 'fail' ? 'bad' : 'muted'),
+      env.checks.map((c) => [code(c.check),
+        badge(c.result, c.result === 'pass' ? 'ok' : c.result === 'fail' ? 'bad' : 'muted'),
         c.detail || ''])) : null,
   ];
 }
 
 function detail(ctx, id) {
-  const box = el('div', { 'aria-live': 'polite' }, note('loading', 'Loading the envelope…'));
+  const box = el('div', {}, note('loading', 'Loading the envelope…'));
   const out = el('div', { 'aria-live': 'polite' });
   async function load(fresh) {
     try {
@@ -51,7 +52,8 @@ function detail(ctx, id) {
 export function render(main, ctx) {
   const blocked = missingScope(ctx, 'envelopes:read', 'the envelopes view');
   if (ctx.param) {
-    fill(main, el('h2', {}, `Envelope ${ctx.param}`), blocked, blocked ? null : detail(ctx, ctx.param));
+    fill(main, el('h2', {}, `Envelope ${ctx.param}`), blocked,
+      blocked ? null : detail(ctx, ctx.param));
     return;
   }
   const input = el('input', { name: 'envelope_id', type: 'text', required: true,
@@ -67,7 +69,8 @@ export function render(main, ctx) {
       (items) => table('Envelope submissions and verifications (audit)', ['At', 'Action',
         'Envelope', 'Verdict'], items.map((r) => [time(r.at), r.action,
         link(`envelopes/${encodeURIComponent(r.resource_id)}`, r.resource_id),
-        r.details && r.details.verdict ? badge(r.details.verdict, KIND[r.details.verdict] || 'muted')
+        r.details && r.details.verdict
+          ? badge(r.details.verdict, KIND[r.details.verdict] || 'muted')
           : el('span', { class: 'muted' }, 'open it')])),
       'No envelope yet. Agents submit them with POST /v1/envelopes.');
   fill(main, el('h2', {}, 'Envelopes'),

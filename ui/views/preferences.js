@@ -15,7 +15,8 @@ function journal(view) {
     facts([['Journal revision', view.revision === null ? 'never written' : String(view.revision)],
       ['Authority', view.authority]]),
     view.entries.length === 0
-      ? note('empty', 'This journal has no entry. Agents write it through PUT …/preferences/{key}; ' +
+      ? note('empty', 'This journal has no entry. Agents write it through ' +
+        'PUT …/preferences/{key}; ' +
         'check the goal and agent ids.')
       : table('Entries', ['Key', 'State', 'Statement', 'Source', 'Expires', 'Entry revision',
         'Operation', 'Updated'], view.entries.map((e) => [code(e.key), stateBadge(e.state),
@@ -57,7 +58,8 @@ export function render(main, ctx) {
   }
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    location.hash = `#/preferences/${encodeURIComponent(goal.value)}/${encodeURIComponent(agent.value)}`;
+    location.hash = `#/preferences/${encodeURIComponent(goal.value)}/` +
+      encodeURIComponent(agent.value);
   });
   fill(main, el('h2', {}, 'Preference journal'),
     el('p', {}, 'The explicit preferences of one agent for one goal: advisory, every change a ' +

@@ -76,13 +76,15 @@ function readbackFacts(rb) {
       ['Revoked', rb.revoked ? 'yes' : 'no'],
       ['Derivatives downstream', String(rb.derivatives.length)],
       ['Residual eligible records', el('strong', { id: 'residual' }, String(rb.residual_eligible))],
-      ['Clean', rb.clean ? badge('clean: nothing downstream is retrievable', 'ok')
-        : badge('not clean', 'bad')],
+      ['Clean', !rb.revoked
+        ? badge(`not revoked: ${rb.residual_eligible} eligible downstream`, 'muted')
+        : rb.clean ? badge('clean: nothing downstream is retrievable', 'ok')
+          : badge('not clean: records downstream are still retrievable', 'bad')],
     ]));
 }
 
-function detail(ctx, id, main) {
-  const box = el('div', { 'aria-live': 'polite' }, note('loading', 'Loading the source…'));
+function detail(ctx, id) {
+  const box = el('div', {}, note('loading', 'Loading the source…'));
   async function load(message) {
     try {
       const [s, rb] = await Promise.all([get(src(id)), get(src(id, 'readback'))]);
@@ -207,7 +209,8 @@ function detail(ctx, id, main) {
 export function render(main, ctx) {
   const blocked = missingScope(ctx, 'memory:read', 'the sources view');
   if (ctx.param)
-    fill(main, el('h2', {}, `Source ${ctx.param}`), blocked, blocked ? null : detail(ctx, ctx.param, main));
+    fill(main, el('h2', {}, `Source ${ctx.param}`), blocked,
+      blocked ? null : detail(ctx, ctx.param));
   else
     fill(main, el('h2', {}, 'Sources'), el('p', {}, 'Memory sources with their ' +
       'classification and retrieval state; open one to change it, revoke it or read back.'),

@@ -78,7 +78,8 @@ export function render(main, ctx) {
       try {
         const state = await stream(query, lastId, ctl.signal,
           (ev) => show(JSON.parse(ev.data)),
-          () => say('ok', `Live: reading the event stream${lastId ? ` (resumed after seq ${lastId})` : ''}.`));
+          () => say('ok', 'Live: reading the event stream' +
+            (lastId ? ` (resumed after seq ${lastId}).` : '.')));
         lastId = state.lastId;
         retry = state.retry;
         say('info', 'The stream ended; reconnecting with Last-Event-ID…');
