@@ -353,6 +353,7 @@ async function main() {
     check(!(await page.content()).includes('freeze in December'), 'filtered content reached the page');
     const okRow = page.locator(`tr[data-record="${s.deploys.source_id}"]`);
     check((await okRow.innerText()).includes('selected'), 'the active source is not selected');
+    await page.locator('#explain-results').evaluate((e) => e.scrollIntoView());
     await shot(page, 'explain');
 
     // 4. The timeline in a second tab, live; the classification flipped in the first.
@@ -415,7 +416,7 @@ async function main() {
     check((await page.locator('#residual').innerText()) === '0', 'residual records after revocation');
     check((await page.locator('#readback').innerText()).includes('clean: nothing downstream'),
       'the readback is not clean');
-    await page.locator('#readback').scrollIntoViewIfNeeded();
+    await page.locator('#readback').evaluate((e) => e.closest('section').scrollIntoView());
     await shot(page, 'source');
 
     // The assent of a foreign source, found through its identity.
