@@ -22,6 +22,12 @@ struct h_param {
 struct h_ctx;
 typedef void (*h_handler)(struct h_ctx *ctx);
 
+/* A response header a handler adds (both strings static). */
+struct h_header {
+	const char *name;
+	const char *value;
+};
+
 /* An outbound call to a provider (server/outbound.c does the HTTP; see
  * docs/providers-contract.md for its transport rules). */
 #define H_CALL_BODY_MAX (1024 * 1024)
@@ -93,6 +99,7 @@ struct h_ctx {
 	size_t nparams;
 	json_t *body;          /* validated against route->body; NULL when the route has none */
 	const char *if_match;  /* NULL when absent */
+	const char *if_none_match; /* NULL when absent */
 	const char *request_id;
 	const char *traceparent;
 	/* the caller (zero for public routes) */
@@ -133,6 +140,8 @@ struct h_ctx {
 	void *stream;               /* set by events_open: the reply is that stream */
 	char etag[32];
 	char location[256];
+	const struct h_header *headers; /* static: added to a non-problem reply, or NULL */
+	size_t nheaders;
 	/* a problem reply */
 	enum rg_problem problem_code; /* PROBLEM_NONE = the reply is not a problem */
 	char problem_detail[200];

@@ -13,6 +13,9 @@ void h_healthz(struct h_ctx *ctx);
 void h_readyz(struct h_ctx *ctx);
 void h_metrics(struct h_ctx *ctx);
 void h_openapi(struct h_ctx *ctx);
+void h_ui_redirect(struct h_ctx *ctx);
+void h_ui_index(struct h_ctx *ctx);
+void h_ui_file(struct h_ctx *ctx);
 
 void h_token_create(struct h_ctx *ctx);
 void h_token_list(struct h_ctx *ctx);

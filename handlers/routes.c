@@ -19,6 +19,10 @@ const struct h_route h_routes[] = {
 	ROUTE_ELASTIC("GET", "/readyz", h_readyz, 0, NULL),
 	ROUTE_INLINE("GET", "/metrics", h_metrics),
 	ROUTE_INLINE("GET", "/openapi.yaml", h_openapi),
+	ROUTE_INLINE("GET", "/ui", h_ui_redirect),
+	ROUTE_INLINE("GET", "/ui/", h_ui_index),
+	ROUTE_INLINE("GET", "/ui/{file}", h_ui_file),
+	ROUTE_INLINE("GET", "/ui/views/{file}", h_ui_file),
 
 	ROUTE_BODY("POST", "/v1/tokens", h_token_create, RG_SCOPE_ADMIN, h_token_create_body, NULL),
 	ROUTE("GET", "/v1/tokens", h_token_list, RG_SCOPE_ADMIN),

@@ -175,6 +175,7 @@ enum MHD_Result dispatch(struct request *r)
 		.nparams = r->match.nparams,
 		.body = body,
 		.if_match = header(r->conn, MHD_HTTP_HEADER_IF_MATCH),
+		.if_none_match = header(r->conn, MHD_HTTP_HEADER_IF_NONE_MATCH),
 		.request_id = r->request_id,
 		.traceparent = header(r->conn, "traceparent"),
 		.tenant_id = who->tenant_id,

@@ -6,7 +6,8 @@
 #define MAX_SEGMENTS 16
 
 /* Splits s (modified in place) on '/', skipping the leading one. Returns the count, or -1
- * when there are too many segments or an empty one (a trailing or doubled slash). */
+ * when there are too many segments or an empty one (a doubled slash). A trailing slash
+ * leaves an empty last segment, which only a template with that slash fits ("/ui/"). */
 static int split(char *s, char *seg[MAX_SEGMENTS])
 {
 	int n = 0;
@@ -24,7 +25,7 @@ static int split(char *s, char *seg[MAX_SEGMENTS])
 		s = slash + 1;
 	}
 	for (int i = 0; i < n; i++)
-		if (seg[i][0] == '\0' && !(n == 1 && i == 0))
+		if (seg[i][0] == '\0' && i != n - 1)
 			return -1;
 	return n;
 }
@@ -44,6 +45,8 @@ static bool fits(const char *tmpl, char *const *seg, int nseg, struct router_mat
 		const char *end = strchr(t, '/');
 		size_t len = end ? (size_t)(end - t) : strlen(t);
 		if (len > 2 && t[0] == '{' && t[len - 1] == '}') {
+			if (seg[i][0] == '\0')
+				return false; /* a parameter is never empty */
 			if (fill) {
 				if (m->nparams == H_MAX_PARAMS || used + len - 1 > sizeof m->names)
 					return false;

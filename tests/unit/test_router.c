@@ -153,6 +153,30 @@ static void test_not_found(void **state)
 		}
 }
 
+/* A trailing slash is a segment of its own: only a template that ends in a slash fits it
+ * (the dashboard's /ui/), and a parameter never matches it. */
+static void test_trailing_slash_template(void **state)
+{
+	(void)state;
+	static const struct h_route ui[] = {
+		{.method = "GET", .path = "/ui", .handler = h_health},
+		{.method = "GET", .path = "/ui/", .handler = h_tokens_list},
+		{.method = "GET", .path = "/ui/{file}", .handler = h_audit_list},
+	};
+	assert_int_equal(router_match(ui, N_ELEMS(ui), "GET", "/ui", &m), ROUTER_FOUND);
+	assert_ptr_equal(m.route, &ui[0]);
+	assert_int_equal(router_match(ui, N_ELEMS(ui), "GET", "/ui/", &m), ROUTER_FOUND);
+	assert_ptr_equal(m.route, &ui[1]);
+	assert_int_equal(m.nparams, 0);
+	assert_int_equal(router_match(ui, N_ELEMS(ui), "HEAD", "/ui/app.js", &m), ROUTER_FOUND);
+	assert_ptr_equal(m.route, &ui[2]);
+	assert_string_equal(param("file"), "app.js");
+	static const char *const missing[] = {"/ui//", "//ui/", "/ui/app.js/", "/ui/x/y", "/"};
+	for (size_t i = 0; i < N_ELEMS(missing); i++)
+		assert_int_equal(router_match(ui, N_ELEMS(ui), "GET", missing[i], &m),
+				 ROUTER_NOT_FOUND);
+}
+
 static void test_method_not_allowed(void **state)
 {
 	(void)state;
@@ -313,6 +337,7 @@ int main(void)
 		cmocka_unit_test(test_params),
 		cmocka_unit_test(test_params_are_passed_as_given),
 		cmocka_unit_test(test_not_found),
+		cmocka_unit_test(test_trailing_slash_template),
 		cmocka_unit_test(test_method_not_allowed),
 		cmocka_unit_test(test_static_path_beats_template_listed_after),
 		cmocka_unit_test(test_head_on_get_routes),
