@@ -16,6 +16,11 @@ static const char *ctx_query(const struct h_ctx *ctx, const char *name)
 	return MHD_lookup_connection_value(ctx->server_data, MHD_GET_ARGUMENT_KIND, name);
 }
 
+static const char *ctx_header(const struct h_ctx *ctx, const char *name)
+{
+	return MHD_lookup_connection_value(ctx->server_data, MHD_HEADER_KIND, name);
+}
+
 static char *ctx_metrics(size_t *len)
 {
 	return metrics_render(len);
@@ -136,27 +141,18 @@ enum MHD_Result dispatch(struct request *r)
 			return reply_problem(r, PROBLEM_INVALID_JSON, "The body is not valid JSON.",
 					     NULL, -1, NULL);
 		json_t *errors = json_array();
-		enum fields_result fr = core_fields_validate(body, route->body, errors);
 		enum rg_problem code =
-			fr == FIELDS_OK && route->check ? route->check(body, errors) : PROBLEM_NONE;
+			core_fields_check_body(body, route->body, route->check, errors);
 		if (code) {
 			ret = reply_problem(r, code, NULL, errors, -1, NULL);
 			json_decref(errors);
 			json_decref(body);
 			return ret;
 		}
-		if (fr != FIELDS_OK) {
-			ret = reply_problem(r,
-					    fr == FIELDS_UNKNOWN ? PROBLEM_UNKNOWN_FIELD
-								 : PROBLEM_VALIDATION_FAILED,
-					    NULL, errors, -1, NULL);
-			json_decref(errors);
-			json_decref(body);
-			return ret;
-		}
 		json_decref(errors);
 	}
-	if (route->scope != 0 && !core_scope_allows(who->scopes, route->scope)) {
+	if (route->scope != 0 && route->scope != H_SCOPE_TOKEN &&
+	    !core_scope_allows(who->scopes, route->scope)) {
 		char detail[192];
 		json_decref(body);
 		core_scope_needed_detail(route->scope, detail, sizeof detail);
@@ -168,6 +164,8 @@ enum MHD_Result dispatch(struct request *r)
 		.params = r->match.params,
 		.nparams = r->match.nparams,
 		.body = body,
+		.raw_body = r->body,
+		.raw_body_len = r->body_len,
 		.if_match = header(r->conn, MHD_HTTP_HEADER_IF_MATCH),
 		.request_id = r->request_id,
 		.traceparent = header(r->conn, "traceparent"),
@@ -180,6 +178,8 @@ enum MHD_Result dispatch(struct request *r)
 		.shutting_down = atomic_load(&srv->draining),
 		.received_ms = (long long)r->started.tv_sec * 1000 + r->started.tv_nsec / 1000000,
 		.query = ctx_query,
+		.header = ctx_header,
+		.foreign_origin = header(r->conn, "Origin") != NULL && !reply_origin_allowed(r),
 		.token_deleted = auth_forget,
 		.metrics_text = ctx_metrics,
 		.provider_call = ctx_provider_call,
