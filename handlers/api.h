@@ -67,6 +67,10 @@ enum h_lane {
 			    * a readiness probe (which must not queue behind busy workers) */
 };
 
+/* A route's scope that asks only for a valid token, whatever its scopes: the handler checks
+ * scopes itself (/mcp, whose tools each need their own route's scope). */
+#define H_SCOPE_TOKEN (1u << 31)
+
 struct h_route {
 	const char *method;             /* "GET", "PUT", ... */
 	const char *path;               /* template: "/v1/threads/{thread_id}/memory-mode" */
@@ -77,6 +81,9 @@ struct h_route {
 	 * errors and returns the problem code (422), or PROBLEM_NONE when the body is fine. */
 	enum rg_problem (*check)(const json_t *body, json_t *errors);
 	enum h_lane lane;
+	/* When not NULL, the lane is chosen from the received body instead (body may be NULL):
+	 * /mcp runs a tool that waits on a provider where that tool's route runs. */
+	enum h_lane (*lane_for)(const char *body, size_t len);
 };
 
 struct h_ctx {
@@ -85,6 +92,8 @@ struct h_ctx {
 	const struct h_param *params;
 	size_t nparams;
 	json_t *body;          /* validated against route->body; NULL when the route has none */
+	const char *raw_body;  /* the bytes received (not NUL-terminated), NULL when none */
+	size_t raw_body_len;
 	const char *if_match;  /* NULL when absent */
 	const char *request_id;
 	const char *traceparent;
@@ -102,6 +111,9 @@ struct h_ctx {
 	bool shutting_down; /* SIGTERM came: the instance drains (readiness answers 503) */
 	long long received_ms; /* CLOCK_MONOTONIC ms at the request's arrival */
 	const char *(*query)(const struct h_ctx *ctx, const char *name); /* query argument */
+	const char *(*header)(const struct h_ctx *ctx, const char *name); /* request header */
+	/* An Origin header is present and is not one of RECALLGATE_CORS_ORIGINS */
+	bool foreign_origin;
 	void (*token_deleted)(const char *sha256_hex); /* drop from the verification cache */
 	char *(*metrics_text)(size_t *len);            /* new: free() it */
 	/* Calls a provider (blocking, bounded by call->deadline_ms; passes the request's

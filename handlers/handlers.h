@@ -14,6 +14,10 @@ void h_readyz(struct h_ctx *ctx);
 void h_metrics(struct h_ctx *ctx);
 void h_openapi(struct h_ctx *ctx);
 
+/* MCP over Streamable HTTP (handlers/mcp.c) */
+void h_mcp(struct h_ctx *ctx);
+enum h_lane h_mcp_lane(const char *body, size_t len);
+
 void h_token_create(struct h_ctx *ctx);
 void h_token_list(struct h_ctx *ctx);
 void h_token_delete(struct h_ctx *ctx);
