@@ -187,7 +187,7 @@ static bool media_is(const char *value, const char *want)
 {
 	size_t n = strlen(want);
 	return value && strncasecmp(value, want, n) == 0 &&
-	       (value[n] == '\0' || value[n] == ';' || value[n] == ' ');
+	       (value[n] == '\0' || value[n] == ';' || value[n] == ' ' || value[n] == ',');
 }
 
 /* Accept absent, or naming application/json (or a wildcard that covers it). */

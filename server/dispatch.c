@@ -21,6 +21,26 @@ static const char *ctx_header(const struct h_ctx *ctx, const char *name)
 	return MHD_lookup_connection_value(ctx->server_data, MHD_HEADER_KIND, name);
 }
 
+/* An Origin that is neither one of RECALLGATE_CORS_ORIGINS nor this server's own loopback
+ * origin (a page served by this very server on localhost, 127.0.0.1 or [::1]: Origin is then
+ * "http://" + Host). A DNS-rebinding page has its own name in both Origin and Host, never a
+ * loopback literal, so it stays foreign. */
+static bool foreign_origin(struct request *r)
+{
+	const char *origin = header(r->conn, "Origin"), *host = header(r->conn, "Host");
+	if (origin == NULL || reply_origin_allowed(r))
+		return false;
+	if (host == NULL || strncmp(origin, "http://", 7) != 0 || strcmp(origin + 7, host) != 0)
+		return true;
+	static const char *const loopback[] = {"localhost", "127.0.0.1", "[::1]"};
+	for (size_t i = 0; i < sizeof loopback / sizeof loopback[0]; i++) {
+		size_t n = strlen(loopback[i]);
+		if (strncmp(host, loopback[i], n) == 0 && (host[n] == '\0' || host[n] == ':'))
+			return false;
+	}
+	return true;
+}
+
 static char *ctx_metrics(size_t *len)
 {
 	return metrics_render(len);
@@ -179,7 +199,7 @@ enum MHD_Result dispatch(struct request *r)
 		.received_ms = (long long)r->started.tv_sec * 1000 + r->started.tv_nsec / 1000000,
 		.query = ctx_query,
 		.header = ctx_header,
-		.foreign_origin = header(r->conn, "Origin") != NULL && !reply_origin_allowed(r),
+		.foreign_origin = foreign_origin(r),
 		.token_deleted = auth_forget,
 		.metrics_text = ctx_metrics,
 		.provider_call = ctx_provider_call,
