@@ -110,6 +110,15 @@ static const char audit_out[] =
 	"\"properties\":{\"ok\":" S_BOOL ",\"checked\":" S_INT ",\"first_bad_seq\":" S_INT_OR_NULL
 	",\"next_cursor\":" S_STR_OR_NULL "}}";
 
+/* A refusal's structuredContent: the problem /v1 answers (API.md §0). A tool's output schema
+ * admits it beside the answer: clients validate structuredContent whether isError or not. */
+static const char problem_out[] =
+	"{\"type\":\"object\",\"required\":[\"type\",\"title\",\"status\",\"detail\",\"code\","
+	"\"request_id\"],\"properties\":{\"type\":" S_STR ",\"title\":" S_STR ",\"status\":" S_INT
+	",\"detail\":" S_STR ",\"code\":" S_STR ",\"request_id\":" S_STR ",\"errors\":{\"type\":"
+	"\"array\",\"items\":{\"type\":\"object\",\"required\":[\"field\",\"reason\"]}},"
+	"\"current_revision\":" S_INT_OR_NULL "}}";
+
 /* What every refusal looks like, for the descriptions. */
 #define REFUSALS                                                                             \
 	" A refusal is a result with isError true whose structuredContent is the problem: its "  \
@@ -375,9 +384,16 @@ json_t *mcp_tool_describe(const struct mcp_tool *t, enum mcp_revision rev)
 				 "inputSchema", input_schema(t, route));
 	if (rev >= MCP_REV_2025_06_18) {
 		json_object_set_new(tool, "title", json_string(t->title));
-		json_t *out = json_loads(t->output_schema, 0, NULL);
-		if (out)
-			json_object_set_new(tool, "outputSchema", out);
+		json_t *answer = json_loads(t->output_schema, 0, NULL);
+		json_t *problem = json_loads(problem_out, 0, NULL);
+		if (answer && problem)
+			json_object_set_new(tool, "outputSchema",
+					    json_pack("{s:s, s:[o,o]}", "type", "object", "anyOf",
+						      answer, problem));
+		else {
+			json_decref(answer);
+			json_decref(problem);
+		}
 	}
 	if (rev >= MCP_REV_2025_03_26)
 		json_object_set_new(tool, "annotations",
