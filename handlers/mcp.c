@@ -277,12 +277,40 @@ out:
 	json_decref(msg);
 }
 
+/* Whether hay[0..n) contains needle (memmem is a GNU extension). */
+static bool contains(const char *hay, size_t n, const char *needle)
+{
+	size_t k = strlen(needle);
+	for (const char *p = hay, *end = hay + n; k && (size_t)(end - p) >= k;) {
+		p = memchr(p, needle[0], (size_t)(end - p) - k + 1);
+		if (p == NULL)
+			return false;
+		if (memcmp(p, needle, k) == 0)
+			return true;
+		p++;
+	}
+	return false;
+}
+
+/* Does the body mention a tool whose route runs on the elastic lane? A byte search, so that
+ * the I/O thread parses only the bodies that may need that lane. */
+static bool mentions_elastic_tool(const char *body, size_t len)
+{
+	for (size_t i = 0; body && i < mcp_tools_count; i++) {
+		const struct h_route *route = mcp_tool_route(&mcp_tools[i]);
+		if (route && route->lane == H_LANE_ELASTIC &&
+		    contains(body, len, mcp_tools[i].name))
+			return true;
+	}
+	return false;
+}
+
 /* The lane of a /mcp request: where its tools' routes run (a tool that waits on a provider
- * must not hold a worker). Parsed leniently: a body that does not parse gets its 400 on the
- * worker lane. */
+ * must not hold a worker). Runs on the I/O thread before the handler; parsed leniently: a
+ * body that does not parse gets its 400 on the worker lane. */
 enum h_lane h_mcp_lane(const char *body, size_t len)
 {
-	json_t *msg = body ? json_loadb(body, len, 0, NULL) : NULL;
+	json_t *msg = mentions_elastic_tool(body, len) ? json_loadb(body, len, 0, NULL) : NULL;
 	enum h_lane lane = H_LANE_WORKER;
 	size_t n = json_is_array(msg) ? json_array_size(msg) : 1;
 	for (size_t i = 0; msg && i < n && i < MCP_BATCH_MAX; i++) {

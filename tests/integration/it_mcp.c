@@ -3,8 +3,8 @@
  * absent → 2025-03-26), version negotiation, Origin (403 outside RECALLGATE_CORS_ORIGINS and
  * this server's own loopback origin), 401 with WWW-Authenticate, 202 for notifications and
  * client responses, JSON-RPC error codes for malformed input, GET/DELETE 405, 415 and 406,
- * batches by revision, the tool list by scope, and every limit at its edge (batch size, body
- * size, JSON depth). The tools' answers are compared with /v1 by tests/mcp (the SDK client).
+ * batches by revision, the tool list by scope, every limit at its edge (batch size, body
+ * size, JSON depth), and the lane of a tool that waits on a provider (not a worker's). The tools' answers are compared with /v1 by tests/mcp (the SDK client).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,8 +15,15 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <pthread.h>
+#include <stdatomic.h>
 
+#include "fake.h"
 #include "harness.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define HUNG_CALLS 6
 
 #define ORIGIN "https://agent.example"
 #define MAX_BODY 2048
@@ -24,12 +31,14 @@
 static struct it_server srv;
 static char *tenant, *admin, *reader;
 static char own_origin[80];
+static struct it_fake fake; /* FAKE_SLOW_MS = IT_FAKE_SLOW_MS */
 
 static int group_setup(void **state)
 {
 	(void)state;
 	const char *env[] = {"RECALLGATE_CORS_ORIGINS=" ORIGIN, "RECALLGATE_MAX_BODY=2048", NULL};
-	if (it_server_start(&srv, env) != 0)
+	const char *slow[] = {"FAKE_SLOW_MS=" STR(IT_FAKE_SLOW_MS), NULL};
+	if (it_server_start(&srv, env) != 0 || it_fake_start(&fake, slow) != 0)
 		return -1;
 	snprintf(own_origin, sizeof own_origin, "http://127.0.0.1:%d", srv.port);
 	tenant = it_unique("mcp");
@@ -42,10 +51,19 @@ static int group_teardown(void **state)
 {
 	(void)state;
 	int rc = srv.pid > 0 && it_server_stop(&srv) != 0 ? -1 : 0;
+	if (it_fake_stop(&fake) != 0)
+		rc = -1;
 	free(tenant);
 	free(admin);
 	free(reader);
 	return rc;
+}
+
+/* POST /mcp to s with body and extra headers (NULL-terminated, may be NULL), as admin. */
+static void post_to(struct it_server *s, const char *body, const char *const *headers,
+		    struct it_resp *r)
+{
+	it_request(s, "POST", "/mcp", admin, body, headers, r);
 }
 
 /* POST /mcp with body and extra headers (NULL-terminated, may be NULL). */
@@ -403,6 +421,73 @@ static void test_tools_by_scope(void **state)
 	it_resp_free(&r);
 }
 
+struct hung_call {
+	struct it_server *s;
+	struct it_resp resp;
+};
+static atomic_int hung_done;
+
+static void *hung_thread(void *arg)
+{
+	struct hung_call *c = arg;
+	const char *v[] = {"MCP-Protocol-Version: 2025-11-25", NULL};
+	post_to(c->s,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+		"\"decision_context_retrieve\",\"arguments\":{\"extension_id\":\"mcp-slow\","
+		"\"namespace\":\"it-mcp\",\"scope_ref\":\"s\",\"query\":\"q\",\"query_summary\":"
+		"\"lane check\",\"max_results\":3,\"timeout_seconds\":20,\"observed_at\":"
+		"\"2026-11-29T21:07:22.123Z\"}}}",
+		v, &c->resp);
+	atomic_fetch_add(&hung_done, 1);
+	return NULL;
+}
+
+/* decision_context_retrieve waits on its provider where POST /v1/decision-context/retrieve
+ * does, on the elastic lane: with two workers, six hung tool calls all reach the provider and
+ * a /v1 read is answered meanwhile. On the worker lane only two would, and the read would
+ * wait for them. */
+static void test_provider_tool_holds_no_worker(void **state)
+{
+	(void)state;
+	const char *env[] = {"RECALLGATE_DB_POOL=2", NULL};
+	struct it_server s;
+	IT_CHECK(it_server_start(&s, env) == 0, "the server did not start");
+	it_provider_ready(&s, admin, &fake, "mcp-slow", "dc", "slow", 20);
+	static struct hung_call calls[HUNG_CALLS];
+	pthread_t th[HUNG_CALLS];
+	long before = it_fake_count(&fake, "dc", "slow");
+	atomic_store(&hung_done, 0);
+	for (int i = 0; i < HUNG_CALLS; i++) {
+		calls[i].s = &s;
+		IT_CHECK(pthread_create(&th[i], NULL, hung_thread, &calls[i]) == 0, "pthread_create");
+	}
+	double until = it_now_s() + IT_FAKE_SLOW_MS / 1000.0;
+	while (it_fake_count(&fake, "dc", "slow") < before + HUNG_CALLS && it_now_s() < until)
+		it_sleep_ms(10);
+	long at_provider = it_fake_count(&fake, "dc", "slow") - before;
+	struct it_resp m;
+	it_request(&s, "GET", "/v1/threads/mcp-t/memory-mode", admin, NULL, NULL, &m);
+	int done_when_answered = atomic_load(&hung_done);
+	IT_CHECK(at_provider == HUNG_CALLS, "only %ld of %d tool calls reached the provider",
+		 at_provider, HUNG_CALLS);
+	IT_STATUS(&m, 200);
+	IT_CHECK(done_when_answered == 0, "%d tool calls had finished before the read was answered",
+		 done_when_answered);
+	it_resp_free(&m);
+	for (int i = 0; i < HUNG_CALLS; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < HUNG_CALLS; i++) {
+		IT_STATUS(&calls[i].resp, 200);
+		json_t *res = json_object_get(calls[i].resp.json, "result");
+		json_t *receipt = json_object_get(json_object_get(res, "structuredContent"), "receipt");
+		IT_CHECK(json_is_false(json_object_get(res, "isError")) &&
+				 it_json_str_is(receipt, "status", "completed"),
+			 "hung call %d: %.300s", i, calls[i].resp.body);
+		it_resp_free(&calls[i].resp);
+	}
+	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
+}
+
 int main(void)
 {
 	if (!it_init())
@@ -418,6 +503,7 @@ int main(void)
 		cmocka_unit_test(test_batches),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_tools_by_scope),
+		cmocka_unit_test(test_provider_tool_holds_no_worker),
 	};
 	int rc = cmocka_run_group_tests_name("it_mcp", tests, group_setup, group_teardown);
 	it_cleanup();
