@@ -15,8 +15,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <pthread.h>
-#include <stdatomic.h>
 
 #include "fake.h"
 #include "harness.h"
@@ -57,13 +55,6 @@ static int group_teardown(void **state)
 	free(admin);
 	free(reader);
 	return rc;
-}
-
-/* POST /mcp to s with body and extra headers (NULL-terminated, may be NULL), as admin. */
-static void post_to(struct it_server *s, const char *body, const char *const *headers,
-		    struct it_resp *r)
-{
-	it_request(s, "POST", "/mcp", admin, body, headers, r);
 }
 
 /* POST /mcp with body and extra headers (NULL-terminated, may be NULL). */
@@ -421,26 +412,12 @@ static void test_tools_by_scope(void **state)
 	it_resp_free(&r);
 }
 
-struct hung_call {
-	struct it_server *s;
-	struct it_resp resp;
-};
-static atomic_int hung_done;
-
-static void *hung_thread(void *arg)
-{
-	struct hung_call *c = arg;
-	const char *v[] = {"MCP-Protocol-Version: 2025-11-25", NULL};
-	post_to(c->s,
-		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
-		"\"decision_context_retrieve\",\"arguments\":{\"extension_id\":\"mcp-slow\","
-		"\"namespace\":\"it-mcp\",\"scope_ref\":\"s\",\"query\":\"q\",\"query_summary\":"
-		"\"lane check\",\"max_results\":3,\"timeout_seconds\":20,\"observed_at\":"
-		"\"2026-11-29T21:07:22.123Z\"}}}",
-		v, &c->resp);
-	atomic_fetch_add(&hung_done, 1);
-	return NULL;
-}
+static const char hung_body[] =
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+	"\"decision_context_retrieve\",\"arguments\":{\"extension_id\":\"mcp-slow\","
+	"\"namespace\":\"it-mcp\",\"scope_ref\":\"s\",\"query\":\"q\",\"query_summary\":"
+	"\"lane check\",\"max_results\":3,\"timeout_seconds\":20,\"observed_at\":"
+	"\"2026-11-29T21:07:22.123Z\"}}}";
 
 /* decision_context_retrieve waits on its provider where POST /v1/decision-context/retrieve
  * does, on the elastic lane: with two workers, six hung tool calls all reach the provider and
@@ -453,29 +430,23 @@ static void test_provider_tool_holds_no_worker(void **state)
 	struct it_server s;
 	IT_CHECK(it_server_start(&s, env) == 0, "the server did not start");
 	it_provider_ready(&s, admin, &fake, "mcp-slow", "dc", "slow", 20);
-	static struct hung_call calls[HUNG_CALLS];
-	pthread_t th[HUNG_CALLS];
-	long before = it_fake_count(&fake, "dc", "slow");
-	atomic_store(&hung_done, 0);
-	for (int i = 0; i < HUNG_CALLS; i++) {
-		calls[i].s = &s;
-		IT_CHECK(pthread_create(&th[i], NULL, hung_thread, &calls[i]) == 0, "pthread_create");
-	}
-	double until = it_now_s() + IT_FAKE_SLOW_MS / 1000.0;
-	while (it_fake_count(&fake, "dc", "slow") < before + HUNG_CALLS && it_now_s() < until)
-		it_sleep_ms(10);
-	long at_provider = it_fake_count(&fake, "dc", "slow") - before;
+	static struct it_hung_call calls[HUNG_CALLS];
+	static struct it_hung hung = {.calls = calls, .n = HUNG_CALLS};
+	static const char *const v[] = {"MCP-Protocol-Version: 2025-11-25", NULL};
+	for (int i = 0; i < HUNG_CALLS; i++)
+		calls[i] = (struct it_hung_call){.s = &s, .path = "/mcp", .token = admin,
+						 .body = hung_body, .headers = v};
+	long at_provider = it_hung_start(&hung, &fake, "dc", "slow");
 	struct it_resp m;
 	it_request(&s, "GET", "/v1/threads/mcp-t/memory-mode", admin, NULL, NULL, &m);
-	int done_when_answered = atomic_load(&hung_done);
+	int done_when_answered = atomic_load(&hung.done);
 	IT_CHECK(at_provider == HUNG_CALLS, "only %ld of %d tool calls reached the provider",
 		 at_provider, HUNG_CALLS);
 	IT_STATUS(&m, 200);
 	IT_CHECK(done_when_answered == 0, "%d tool calls had finished before the read was answered",
 		 done_when_answered);
 	it_resp_free(&m);
-	for (int i = 0; i < HUNG_CALLS; i++)
-		pthread_join(th[i], NULL);
+	it_hung_join(&hung);
 	for (int i = 0; i < HUNG_CALLS; i++) {
 		IT_STATUS(&calls[i].resp, 200);
 		json_t *res = json_object_get(calls[i].resp.json, "result");
