@@ -240,3 +240,16 @@ enum fields_result core_fields_validate(const json_t *obj, const struct field_sp
 		return FIELDS_UNKNOWN;
 	return clean ? FIELDS_OK : FIELDS_INVALID;
 }
+
+enum rg_problem core_fields_check_body(const json_t *body, const struct field_spec *spec,
+				       enum rg_problem (*check)(const json_t *body, json_t *errors),
+				       json_t *errors)
+{
+	enum fields_result fr = core_fields_validate(body, spec, errors);
+	enum rg_problem code = fr == FIELDS_OK && check ? check(body, errors) : PROBLEM_NONE;
+	if (code != PROBLEM_NONE)
+		return code;
+	if (fr == FIELDS_UNKNOWN)
+		return PROBLEM_UNKNOWN_FIELD;
+	return fr == FIELDS_OK ? PROBLEM_NONE : PROBLEM_VALIDATION_FAILED;
+}

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "core/problem.h"
+
 enum field_type {
 	F_STRING,    /* min..max UTF-8 bytes; optional `check` */
 	F_INT,       /* a JSON integer in min..max (1.0 and true are not integers) */
@@ -49,6 +51,15 @@ enum fields_result {
  * with field "" ("body"). */
 enum fields_result core_fields_validate(const json_t *obj, const struct field_spec *spec,
 					json_t *errors);
+
+/* A body's whole check, as every caller of a route's handler runs it (server/dispatch.c for
+ * /v1, handlers/mcp_tools.c for a tool call): the field descriptions, then the route's rule
+ * across fields (`check`, may be NULL; run only when the fields passed, or when it finds a
+ * problem of its own). PROBLEM_NONE when the body is fine; otherwise the 422 code to answer,
+ * with errors (borrowed, an array) appended. */
+enum rg_problem core_fields_check_body(const json_t *body, const struct field_spec *spec,
+				       enum rg_problem (*check)(const json_t *body, json_t *errors),
+				       json_t *errors);
 
 /* One wording for every 422 reason: a phrase that completes "<field> ...", always starting
  * with "must" ("must be at most 256 bytes", "must be present"). Shared phrases: */

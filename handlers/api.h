@@ -73,6 +73,10 @@ enum h_lane {
 			    * a readiness probe (which must not queue behind busy workers) */
 };
 
+/* A route's scope that asks only for a valid token, whatever its scopes: the handler checks
+ * scopes itself (/mcp, whose tools each need their own route's scope). */
+#define H_SCOPE_TOKEN (1u << 31)
+
 struct h_route {
 	const char *method;             /* "GET", "PUT", ... */
 	const char *path;               /* template: "/v1/threads/{thread_id}/memory-mode" */
@@ -83,6 +87,9 @@ struct h_route {
 	 * errors and returns the problem code (422), or PROBLEM_NONE when the body is fine. */
 	enum rg_problem (*check)(const json_t *body, json_t *errors);
 	enum h_lane lane;
+	/* When not NULL, the lane is chosen from the received body instead (body may be NULL):
+	 * /mcp runs a tool that waits on a provider where that tool's route runs. */
+	enum h_lane (*lane_for)(const char *body, size_t len);
 };
 
 /* GET /v1/events: where a stream starts and what it sends (API.md §10). */
@@ -98,6 +105,8 @@ struct h_ctx {
 	const struct h_param *params;
 	size_t nparams;
 	json_t *body;          /* validated against route->body; NULL when the route has none */
+	const char *raw_body;  /* the bytes received (not NUL-terminated), NULL when none */
+	size_t raw_body_len;
 	const char *if_match;  /* NULL when absent */
 	const char *if_none_match; /* NULL when absent */
 	const char *request_id;
@@ -120,6 +129,8 @@ struct h_ctx {
 	/* Makes the reply an event stream of the caller's tenant; false with the problem set
 	 * (503 too_many_streams or shutting_down). */
 	bool (*events_open)(struct h_ctx *ctx, const struct h_events_request *req);
+	/* An Origin header is present and is not one of RECALLGATE_CORS_ORIGINS */
+	bool foreign_origin;
 	void (*token_deleted)(const char *sha256_hex); /* drop from the verification cache */
 	char *(*metrics_text)(size_t *len);            /* new: free() it */
 	/* Calls a provider (blocking, bounded by call->deadline_ms; passes the request's

@@ -17,6 +17,10 @@ void h_ui_redirect(struct h_ctx *ctx);
 void h_ui_index(struct h_ctx *ctx);
 void h_ui_file(struct h_ctx *ctx);
 
+/* MCP over Streamable HTTP (handlers/mcp.c) */
+void h_mcp(struct h_ctx *ctx);
+enum h_lane h_mcp_lane(const char *body, size_t len);
+
 void h_token_create(struct h_ctx *ctx);
 void h_token_list(struct h_ctx *ctx);
 void h_token_delete(struct h_ctx *ctx);

@@ -30,7 +30,8 @@ static const struct cfg_entry {
 	 offsetof(struct rg_config, connection_timeout),
 	 "seconds an idle client connection is kept open (1..3600)"},
 	{"RECALLGATE_CORS_ORIGINS", CFG_ORIGINS, 0, 0, "", 0,
-	 "comma-separated browser origins allowed by CORS (empty: none)"},
+	 "comma-separated browser origins allowed by CORS and by POST /mcp's Origin check "
+	 "(empty: none)"},
 	{"RECALLGATE_DB_ACQUIRE_TIMEOUT_MS", CFG_UINT, 1, 60000, "2000",
 	 offsetof(struct rg_config, db_acquire_timeout_ms),
 	 "milliseconds a request waits for a database connection before 503 (1..60000)"},

@@ -22,6 +22,26 @@ static const char *ctx_header(const struct h_ctx *ctx, const char *name)
 	return header(ctx->server_data, name);
 }
 
+/* An Origin that is neither one of RECALLGATE_CORS_ORIGINS nor this server's own loopback
+ * origin (a page served by this very server on localhost, 127.0.0.1 or [::1]: Origin is then
+ * "http://" + Host). A DNS-rebinding page has its own name in both Origin and Host, never a
+ * loopback literal, so it stays foreign. */
+static bool foreign_origin(struct request *r)
+{
+	const char *origin = header(r->conn, "Origin"), *host = header(r->conn, "Host");
+	if (origin == NULL || reply_origin_allowed(r))
+		return false;
+	if (host == NULL || strncmp(origin, "http://", 7) != 0 || strcmp(origin + 7, host) != 0)
+		return true;
+	static const char *const loopback[] = {"localhost", "127.0.0.1", "[::1]"};
+	for (size_t i = 0; i < sizeof loopback / sizeof loopback[0]; i++) {
+		size_t n = strlen(loopback[i]);
+		if (strncmp(host, loopback[i], n) == 0 && (host[n] == '\0' || host[n] == ':'))
+			return false;
+	}
+	return true;
+}
+
 static char *ctx_metrics(size_t *len)
 {
 	return metrics_render(len);
@@ -142,27 +162,18 @@ enum MHD_Result dispatch(struct request *r)
 			return reply_problem(r, PROBLEM_INVALID_JSON, "The body is not valid JSON.",
 					     NULL, -1, NULL);
 		json_t *errors = json_array();
-		enum fields_result fr = core_fields_validate(body, route->body, errors);
 		enum rg_problem code =
-			fr == FIELDS_OK && route->check ? route->check(body, errors) : PROBLEM_NONE;
+			core_fields_check_body(body, route->body, route->check, errors);
 		if (code) {
 			ret = reply_problem(r, code, NULL, errors, -1, NULL);
 			json_decref(errors);
 			json_decref(body);
 			return ret;
 		}
-		if (fr != FIELDS_OK) {
-			ret = reply_problem(r,
-					    fr == FIELDS_UNKNOWN ? PROBLEM_UNKNOWN_FIELD
-								 : PROBLEM_VALIDATION_FAILED,
-					    NULL, errors, -1, NULL);
-			json_decref(errors);
-			json_decref(body);
-			return ret;
-		}
 		json_decref(errors);
 	}
-	if (route->scope != 0 && !core_scope_allows(who->scopes, route->scope)) {
+	if (route->scope != 0 && route->scope != H_SCOPE_TOKEN &&
+	    !core_scope_allows(who->scopes, route->scope)) {
 		char detail[192];
 		json_decref(body);
 		core_scope_needed_detail(route->scope, detail, sizeof detail);
@@ -174,6 +185,8 @@ enum MHD_Result dispatch(struct request *r)
 		.params = r->match.params,
 		.nparams = r->match.nparams,
 		.body = body,
+		.raw_body = r->body,
+		.raw_body_len = r->body_len,
 		.if_match = header(r->conn, MHD_HTTP_HEADER_IF_MATCH),
 		.if_none_match = header(r->conn, MHD_HTTP_HEADER_IF_NONE_MATCH),
 		.request_id = r->request_id,
@@ -189,6 +202,7 @@ enum MHD_Result dispatch(struct request *r)
 		.query = ctx_query,
 		.header = ctx_header,
 		.events_open = events_open,
+		.foreign_origin = foreign_origin(r),
 		.token_deleted = auth_forget,
 		.metrics_text = ctx_metrics,
 		.provider_call = ctx_provider_call,

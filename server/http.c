@@ -178,8 +178,11 @@ static void expire_on_lane(void *arg)
 static enum MHD_Result to_lane(struct request *r)
 {
 	struct http_server *srv = r->srv;
-	struct lane *lane = r->match.route && r->match.route->lane == H_LANE_ELASTIC ? srv->elastic
-										     : srv->workers;
+	const struct h_route *route = r->match.route;
+	enum h_lane which = route ? route->lane : H_LANE_WORKER;
+	if (route && route->lane_for) /* the route's work depends on its body (/mcp's tool) */
+		which = route->lane_for(r->body, r->body_len);
+	struct lane *lane = which == H_LANE_ELASTIC ? srv->elastic : srv->workers;
 	r->on_lane = true;
 	MHD_suspend_connection(r->conn);
 	if (!lane_submit(lane, run_on_lane, expire_on_lane, r)) {

@@ -6,6 +6,13 @@
 #include "server/events.h"
 #include "server/request.h"
 
+static const char *allowed_origin(const struct request *r);
+
+bool reply_origin_allowed(const struct request *r)
+{
+	return allowed_origin(r) != NULL;
+}
+
 static const char *allowed_origin(const struct request *r)
 {
 	const char *origin = header(r->conn, "Origin");
@@ -157,7 +164,7 @@ enum MHD_Result reply_render(struct request *r, struct h_ctx *ctx)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, ctx->location);
 	for (size_t i = 0; i < ctx->nheaders; i++)
 		MHD_add_response_header(resp, ctx->headers[i].name, ctx->headers[i].value);
-	if (strncmp(ctx->route->path, "/v1/", 4) == 0)
+	if (strncmp(ctx->route->path, "/v1/", 4) == 0 || strcmp(ctx->route->path, "/mcp") == 0)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	return reply_queue(r, (unsigned)ctx->status, resp);
 }

@@ -89,6 +89,8 @@ enum MHD_Result reply_flush(struct request *r);
  * borrowed; allow, when not NULL, becomes the Allow header. */
 enum MHD_Result reply_problem(struct request *r, enum rg_problem code, const char *detail,
 			      json_t *errors, long long current_revision, const char *allow);
+/* Whether the request's Origin header is one of RECALLGATE_CORS_ORIGINS (false when absent). */
+bool reply_origin_allowed(const struct request *r);
 /* The answer to a CORS preflight. */
 enum MHD_Result reply_preflight(struct request *r);
 /* The answer a handler left in ctx (its problem, raw text or JSON reply). */

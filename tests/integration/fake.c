@@ -351,6 +351,46 @@ int it_group_main(const char *name, const struct CMUnitTest *tests, size_t n,
 
 /* ================================================================ small helpers */
 
+static void *hung_thread(void *arg)
+{
+	struct it_hung *h = ((void **)arg)[0];
+	struct it_hung_call *c = ((void **)arg)[1];
+	free(arg);
+	it_request(c->s, "POST", c->path, c->token, c->body, c->headers, &c->resp);
+	atomic_fetch_add(&h->done, 1);
+	return NULL;
+}
+
+long it_hung_start(struct it_hung *h, const struct it_fake *f, const char *prefix,
+		   const char *mode)
+{
+	long before = it_fake_count(f, prefix, mode);
+	atomic_store(&h->done, 0);
+	h->threads = calloc(h->n, sizeof *h->threads);
+	IT_CHECK(h->threads != NULL, "out of memory");
+	for (size_t i = 0; i < h->n; i++) {
+		void **arg = malloc(2 * sizeof *arg);
+		IT_CHECK(arg != NULL, "out of memory");
+		arg[0] = h;
+		arg[1] = &h->calls[i];
+		IT_CHECK(pthread_create(&h->threads[i], NULL, hung_thread, arg) == 0,
+			 "pthread_create");
+	}
+	/* every call is at the provider once the fake counted it (it sleeps before answering) */
+	double until = it_now_s() + IT_FAKE_SLOW_MS / 1000.0;
+	while (it_fake_count(f, prefix, mode) < before + (long)h->n && it_now_s() < until)
+		it_sleep_ms(10);
+	return it_fake_count(f, prefix, mode) - before;
+}
+
+void it_hung_join(struct it_hung *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		pthread_join(h->threads[i], NULL);
+	free(h->threads);
+	h->threads = NULL;
+}
+
 double it_now_s(void)
 {
 	struct timespec ts;

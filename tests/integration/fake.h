@@ -13,6 +13,8 @@
 #ifndef RG_IT_FAKE_H
 #define RG_IT_FAKE_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -143,6 +145,31 @@ int it_group_main(const char *name, const struct CMUnitTest *tests, size_t n,
 		  const struct it_group *g);
 #define IT_GROUP_MAIN(name, tests, g) \
 	it_group_main((name), (tests), sizeof(tests) / sizeof((tests)[0]), (g))
+
+/* ---------------------------------------------------------------- hung provider calls */
+
+/* n requests that each wait on a slow provider, sent at once from threads of their own: the
+ * lane tests (it_edge, it_mcp) start them, check what the server still answers meanwhile,
+ * then join them. */
+struct it_hung_call {
+	const struct it_server *s;
+	const char *path, *token, *body; /* POST path with body (text, borrowed) */
+	const char *const *headers;      /* borrowed, may be NULL */
+	struct it_resp resp;             /* the answer, once joined (it_resp_free it) */
+};
+struct it_hung {
+	struct it_hung_call *calls; /* n of them, filled by the caller but for resp */
+	size_t n;
+	pthread_t *threads;
+	atomic_int done; /* answers received so far */
+};
+/* Starts the calls; then waits until the fake saw all n POSTs to /<prefix>/<mode> (at most
+ * IT_FAKE_SLOW_MS) and returns how many reached it. Fails the current test when a thread
+ * cannot start. */
+long it_hung_start(struct it_hung *h, const struct it_fake *f, const char *prefix,
+		   const char *mode);
+/* Joins the calls' threads (their answers are in calls[i].resp) and frees the threads. */
+void it_hung_join(struct it_hung *h);
 
 /* ---------------------------------------------------------------- small helpers */
 

@@ -68,22 +68,6 @@ static json_t *retrieve_body(const char *ext, int timeout_seconds)
 
 /* ================================================================ hung providers */
 
-struct hung_call {
-	struct it_server *s;
-	struct it_resp resp;
-};
-static atomic_int hung_done;
-
-static void *hung_thread(void *arg)
-{
-	struct hung_call *c = arg;
-	json_t *body = retrieve_body("edge-slow", 20);
-	it_request_json(c->s, "POST", "/v1/decision-context/retrieve", admin, body, NULL, &c->resp);
-	json_decref(body);
-	atomic_fetch_add(&hung_done, 1);
-	return NULL;
-}
-
 static void test_hung_providers_hold_no_worker(void **state)
 {
 	(void)state;
@@ -94,24 +78,20 @@ static void test_hung_providers_hold_no_worker(void **state)
 	IT_CHECK(it_server_start(&s, env) == 0, "the server did not start");
 	it_provider_ready(&s, admin, &fake, "edge-slow", "dc", "slow", 20);
 
-	static struct hung_call calls[HUNG_CALLS];
-	static pthread_t th[HUNG_CALLS];
-	long before = it_fake_count(&fake, "dc", "slow");
-	atomic_store(&hung_done, 0);
-	for (int i = 0; i < HUNG_CALLS; i++) {
-		calls[i].s = &s;
-		IT_CHECK(pthread_create(&th[i], NULL, hung_thread, &calls[i]) == 0, "pthread_create");
-	}
-	/* wait until every call is at the provider (it sleeps IT_FAKE_SLOW_MS before answering) */
-	double until = it_now_s() + IT_FAKE_SLOW_MS / 1000.0;
-	while (it_fake_count(&fake, "dc", "slow") < before + HUNG_CALLS && it_now_s() < until)
-		it_sleep_ms(10);
-	long at_provider = it_fake_count(&fake, "dc", "slow") - before;
+	static struct it_hung_call calls[HUNG_CALLS];
+	static struct it_hung hung = {.calls = calls, .n = HUNG_CALLS};
+	json_t *body = retrieve_body("edge-slow", 20);
+	char *text = json_dumps(body, JSON_COMPACT);
+	json_decref(body);
+	for (int i = 0; i < HUNG_CALLS; i++)
+		calls[i] = (struct it_hung_call){.s = &s, .path = "/v1/decision-context/retrieve",
+						 .token = admin, .body = text};
+	long at_provider = it_hung_start(&hung, &fake, "dc", "slow");
 
 	struct it_resp h, m;
 	it_request(&s, "GET", "/healthz", NULL, NULL, NULL, &h);
 	it_request(&s, "GET", "/v1/threads/edge-t/memory-mode", admin, NULL, NULL, &m);
-	int done_when_answered = atomic_load(&hung_done);
+	int done_when_answered = atomic_load(&hung.done);
 	IT_CHECK(at_provider == HUNG_CALLS, "only %ld of %d calls reached the provider", at_provider,
 		 HUNG_CALLS);
 	IT_STATUS(&h, 200);
@@ -122,8 +102,8 @@ static void test_hung_providers_hold_no_worker(void **state)
 	it_resp_free(&h);
 	it_resp_free(&m);
 
-	for (int i = 0; i < HUNG_CALLS; i++)
-		pthread_join(th[i], NULL);
+	it_hung_join(&hung);
+	free(text);
 	for (int i = 0; i < HUNG_CALLS; i++) {
 		IT_STATUS(&calls[i].resp, 200);
 		const json_t *rc = json_object_get(calls[i].resp.json, "receipt");
