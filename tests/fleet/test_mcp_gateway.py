@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""One MCP client, two instances behind the gateway (API.md section 13, issue 13).
+
+The official SDK client (tests/mcp/gateway_client.mjs, the pinned @modelcontextprotocol/sdk)
+connects to /mcp through nginx, lists the tools and makes twelve tool calls. The transport is
+stateless, so nginx's round robin may send each message to either instance: both must have
+answered MCP messages, and every call must have succeeded.
+"""
+import json
+import os
+import shutil
+
+import fleet
+
+
+def mcp_messages(inst):
+    n = 0
+    for line in inst.metrics().splitlines():
+        if line.startswith("recallgate_http_requests_total{") and 'route="/mcp"' in line:
+            n += int(float(line.split()[-1]))
+    return n
+
+
+def test():
+    args = fleet.parse_args(__doc__)
+    node = shutil.which("node")
+    client = os.path.join(args.root, "tests/mcp/gateway_client.mjs")
+    if node is None:
+        fleet.fail("node is not installed (scripts/bootstrap installs it)")
+    if not os.path.isdir(os.path.join(args.root, "tests/mcp/node_modules/@modelcontextprotocol")):
+        fleet.fail("tests/mcp/node_modules is missing (ctest runs mcp_npm_ci first)")
+    with fleet.Fleet(args) as f:
+        token = f.token("memory:read,preferences:read")
+        env = dict(os.environ, RG_BIN=args.bin, DATABASE_URL=f.pg.url)  # lib.mjs wants them
+        p = fleet.run([node, client, f"{f.gateway_url}/mcp", token], timeout=60, check=False,
+                      env=env)
+        if p.returncode != 0:
+            fleet.fail(f"the SDK client failed through the gateway: {p.stderr.strip()[-1500:]}")
+        seen = json.loads(p.stdout.strip().splitlines()[-1])
+        if seen["calls"] != 12 or "memory_search" not in seen["tools"]:
+            fleet.fail(f"the client saw {seen}")
+        counts = [mcp_messages(i) for i in f.instances]
+        if min(counts) < 3:
+            fleet.fail(f"MCP messages per instance {counts}: one client was not served by both")
+        fleet.log(f"one SDK client through nginx: tools {len(seen['tools'])}, 12 calls, MCP "
+                  f"messages per instance {counts}")
+
+
+if __name__ == "__main__":
+    fleet.main(test)
