@@ -68,6 +68,7 @@ def test_idle_streams(inst, binary, n):
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, n + 512)), hard))
     tok = token(binary, unique("idle"), SCOPES)
     rss0, threads0 = proc_status(inst.proc.pid)
+    open0 = inst.metric("recallgate_event_streams")
     socks = []
     for _ in range(n):
         s = open_raw(inst, tok)
@@ -78,7 +79,7 @@ def test_idle_streams(inst, binary, n):
               f"stream opened: {head[:80]!r}")
     time.sleep(0.5)
     rss1, threads1 = proc_status(inst.proc.pid)
-    check(inst.metric("recallgate_event_streams") == n, f"{n} streams open")
+    check(inst.metric("recallgate_event_streams") == open0 + n, f"{n} more streams open")
     check(inst.metric("recallgate_db_pool_in_use") == 0, "idle streams hold no connection")
     check(threads1 == threads0, f"idle streams hold no thread ({threads0} → {threads1})")
     thread = unique("th")
@@ -151,6 +152,17 @@ def test_slow_reader(inst, binary):
           f"{len(received)} bytes reached it; the other stream got all {total} in order")
 
 
+def test_keepalive(quiet, opened):
+    """A stream whose tenant writes nothing gets a comment after 15 s of silence, not before."""
+    data = read_until(quiet, b": keep-alive\n\n", limit_s=25)
+    after = time.monotonic() - opened
+    quiet.close()
+    check(b": keep-alive\n\n" in data, "a keep-alive comment within 25 s")
+    check(after >= 15, f"the keep-alive came after {after:.1f} s of silence (15 s expected)")
+    check(b"id:" not in data, "nothing but the comment on a silent stream")
+    print(f"ok keep-alive: the first comment after {after:.1f} s of silence")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -160,8 +172,12 @@ def main():
     inst = Instance(args.bin, log_dir, "load", {"RECALLGATE_LOG_LEVEL": "warn",
                                              "RECALLGATE_MAX_CLIENT_CONNECTIONS": "0"}).start()
     try:
+        quiet = open_raw(inst, token(args.bin, unique("quiet"), SCOPES))
+        opened = time.monotonic()
+        check(b"retry: 2000" in read_until(quiet, b"retry: 2000\n\n"), "quiet stream")
         test_idle_streams(inst, args.bin, args.streams)
         test_slow_reader(inst, args.bin)
+        test_keepalive(quiet, opened)
     finally:
         rc = inst.stop()
     check(rc == 0, f"exit {rc}")
