@@ -43,12 +43,14 @@ bool db_events_connect(const char *url, struct db_events **out, struct db_error 
 {
 	static const char *const keys[] = {"connect_timeout", "application_name", "options",
 					   "keepalives_idle", "keepalives_interval",
-					   "keepalives_count", "dbname", NULL};
+					   "keepalives_count", "tcp_user_timeout", "dbname", NULL};
 	/* Its queries are small; a stuck one must not stall every stream for long. Keepalives
-	 * notice a database host that vanished without closing the connection. */
+	 * and tcp_user_timeout (unacknowledged data) notice a database host that vanished
+	 * without closing the connection: the hub must not block for TCP's minutes of retries. */
 	char app[64]; /* the process id tells an operator (and a test) whose listener it is */
 	snprintf(app, sizeof app, "recallgate events %ld", (long)getpid());
-	const char *vals[] = {"3", app, "-c statement_timeout=2000", "10", "5", "2", url, NULL};
+	const char *vals[] = {"3", app, "-c statement_timeout=2000", "10", "5", "2", "10000",
+			      url, NULL};
 	struct db_events *ev = calloc(1, sizeof *ev);
 	*out = NULL;
 	if (ev == NULL) {
@@ -117,12 +119,13 @@ static uint64_t xid_value(const PGresult *res, int col)
 	return PQgetisnull(res, 0, col) ? 0 : strtoull(PQgetvalue(res, 0, col), NULL, 10);
 }
 
-bool db_events_horizon(struct db_events *ev, bool notify, bool sample, int64_t seen,
-		       struct db_horizon *out, struct db_error *err)
+bool db_events_horizon(struct db_events *ev, const int64_t *notify_after,
+		       const int64_t *sample_after, struct db_horizon *out, struct db_error *err)
 {
-	char seen_s[DB_INT_SIZE];
-	const char *params[] = {notify ? "t" : "f", sample ? "t" : "f", db_int_param(seen_s, seen)};
-	PGresult *res = PQexecParams(ev->pg, "SELECT h, x, m FROM events_horizon($1, $2, $3)", 3,
+	char n[DB_INT_SIZE], sa[DB_INT_SIZE];
+	const char *params[] = {notify_after ? db_int_param(n, *notify_after) : NULL,
+				sample_after ? db_int_param(sa, *sample_after) : NULL};
+	PGresult *res = PQexecParams(ev->pg, "SELECT h, x, m FROM events_horizon($1, $2)", 2,
 				     NULL, params, NULL, NULL, 0);
 	bool ok = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1;
 	if (ok) {
@@ -148,24 +151,32 @@ static bool fetch(struct db_events *ev, const char *sql, int n, const char *cons
 	return false;
 }
 
+/* A text[] literal of ids (plain: letters, digits, "._:-"; quoted all the same); new. */
+static char *text_array(const char *const *ids, size_t n, struct db_error *err)
+{
+	size_t cap = 3;
+	for (size_t i = 0; i < n; i++)
+		cap += strlen(ids[i]) + 3;
+	char *array = malloc(cap), *p = array;
+	if (array == NULL) {
+		db_error_set(err, RG_ERROR, "", "out of memory");
+		return NULL;
+	}
+	*p++ = '{';
+	for (size_t i = 0; i < n; i++)
+		p += sprintf(p, "%s\"%s\"", i ? "," : "", ids[i]);
+	*p++ = '}';
+	*p = '\0';
+	return array;
+}
+
 bool db_events_fetch_tenants(struct db_events *ev, const char *const *tenant_ids, size_t n,
 			     int64_t after, int64_t upto, int limit, PGresult **res,
 			     struct db_error *err)
 {
-	/* A text[] literal: ids are plain (letters, digits, "._:-"), quoted all the same. */
-	size_t cap = 3;
-	for (size_t i = 0; i < n; i++)
-		cap += strlen(tenant_ids[i]) + 3;
-	char *array = malloc(cap), *p = array;
-	if (array == NULL) {
-		db_error_set(err, RG_ERROR, "", "out of memory");
+	char *array = text_array(tenant_ids, n, err);
+	if (array == NULL)
 		return false;
-	}
-	*p++ = '{';
-	for (size_t i = 0; i < n; i++)
-		p += sprintf(p, "%s\"%s\"", i ? "," : "", tenant_ids[i]);
-	*p++ = '}';
-	*p = '\0';
 	char a[DB_INT_SIZE], u[DB_INT_SIZE], l[DB_INT_SIZE];
 	const char *params[] = {array, db_int_param(a, after), db_int_param(u, upto),
 				db_int_param(l, limit)};
@@ -192,8 +203,36 @@ bool db_events_fetch_one(struct db_events *ev, const char *tenant_id, const char
 		     6, params, res, err);
 }
 
+bool db_events_tokens_gone(struct db_events *ev, const char *const *tenant_ids,
+			   const char *const *token_ids, size_t n, bool *gone,
+			   struct db_error *err)
+{
+	char *tenants = text_array(tenant_ids, n, err);
+	char *tokens = tenants ? text_array(token_ids, n, err) : NULL;
+	PGresult *res = NULL;
+	const char *params[] = {tenants, tokens};
+	bool ok = tokens && fetch(ev,
+				  "SELECT t.i FROM unnest($1::text[], $2::text[]) WITH ORDINALITY"
+				  " AS t(tenant, token, i) WHERE NOT EXISTS (SELECT 1 FROM tokens k"
+				  " WHERE k.tenant_id = t.tenant AND k.token_id = t.token"
+				  " AND k.deleted_at IS NULL)",
+				  2, params, &res, err);
+	free(tenants);
+	free(tokens);
+	if (!ok)
+		return false;
+	memset(gone, 0, n * sizeof *gone);
+	for (int i = 0; i < PQntuples(res); i++) {
+		int64_t k = db_int(res, i, 0);
+		if (k >= 1 && (size_t)k <= n)
+			gone[k - 1] = true;
+	}
+	PQclear(res);
+	return true;
+}
+
 static const struct db_stmt newest_seq_stmt = {
-	"events_newest_seq", "SELECT h FROM events_horizon(false, false, 0)", 0, false};
+	"events_newest_seq", "SELECT h FROM events_horizon(NULL, NULL)", 0, false};
 
 enum rg_status db_events_newest_seq(struct db_conn *c, int64_t *out, struct db_error *err)
 {

@@ -32,9 +32,10 @@ struct db_horizon {
 	uint64_t x; /* a transaction id taken after h was read; 0 = none taken */
 	uint64_t m; /* pg_snapshot_xmin now */
 };
-/* events_horizon(): notify wakes every instance's hub; sample takes x when h > seen. */
-bool db_events_horizon(struct db_events *ev, bool notify, bool sample, int64_t seen,
-		       struct db_horizon *out, struct db_error *err);
+/* events_horizon(): wakes every instance's hub when h > *notify_after, takes x when
+ * h > *sample_after; a NULL bound turns its part off. */
+bool db_events_horizon(struct db_events *ev, const int64_t *notify_after,
+		       const int64_t *sample_after, struct db_horizon *out, struct db_error *err);
 
 /* The records of these tenants with after < seq ≤ upto, oldest first, at most limit. *res is
  * new; columns as db_audit_list's, then tenant_id. tenant_ids are ids (core_id_valid). */
@@ -45,6 +46,12 @@ bool db_events_fetch_tenants(struct db_events *ev, const char *const *tenant_ids
 bool db_events_fetch_one(struct db_events *ev, const char *tenant_id, const char *resource_type,
 			 const char *resource_id, int64_t after, int64_t upto, int limit,
 			 PGresult **res, struct db_error *err);
+
+/* Which of these streams' tokens are deleted (or unknown): gone[i] for the pair
+ * (tenant_ids[i], token_ids[i]). Ids are ids (core_id_valid). */
+bool db_events_tokens_gone(struct db_events *ev, const char *const *tenant_ids,
+			   const char *const *token_ids, size_t n, bool *gone,
+			   struct db_error *err);
 
 /* The newest seq drawn so far (a stream opened without a position starts after it). */
 enum rg_status db_events_newest_seq(struct db_conn *c, int64_t *out,

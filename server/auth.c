@@ -100,10 +100,12 @@ void auth_forget(const char *sha256_hex)
 
 void auth_cache_enable(bool on)
 {
+	/* A lookup in progress (started while the cache was off, or before it went off) must not
+	 * cache what it read: the token may have been deleted unheard. */
+	atomic_fetch_add(&revocations, 1);
 	atomic_store(&caching, on);
 	if (on || cache == NULL)
 		return;
-	atomic_fetch_add(&revocations, 1); /* a lookup in progress must not cache either */
 	for (size_t i = 0; i < CACHE_SLOTS; i++) {
 		pthread_rwlock_wrlock(&cache[i].lock);
 		cache[i].used = false;

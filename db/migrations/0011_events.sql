@@ -30,20 +30,24 @@ CREATE TRIGGER audit_log_a_order BEFORE INSERT ON audit_log
 
 -- One call of the event hub (a dedicated connection per instance, synchronous_commit off):
 --   h: the newest seq drawn so far;
---   x: with p_sample and h > p_seen, a fresh transaction id taken after h was read;
---   m: pg_snapshot_xmin now (releases the hub's earlier samples whose x is below it);
--- with p_notify it wakes the hubs of every instance (the payload is empty: a hub reads
--- the rows itself, so no tenant or record appears on the channel).
-CREATE FUNCTION events_horizon(p_notify boolean, p_sample boolean, p_seen bigint,
+--   with h > p_notify_after: wakes the hubs of every instance (the payload is empty: a hub
+--     reads the rows itself, so no tenant or record appears on the channel); a write that
+--     drew no seq (a read-only POST) wakes nobody, and a seq that an earlier notification
+--     already covered needs none: a hub woken by it sampled after that seq was drawn and
+--     releases it only once its transaction has ended;
+--   x: with h > p_sample_after, a fresh transaction id taken after h was read;
+--   m: pg_snapshot_xmin now (releases the hub's earlier samples whose x is below it).
+-- A NULL bound turns its part off.
+CREATE FUNCTION events_horizon(p_notify_after bigint, p_sample_after bigint,
                                OUT h bigint, OUT x xid8, OUT m xid8)
   LANGUAGE plpgsql AS $$
 BEGIN
   SELECT CASE WHEN s.is_called THEN s.last_value ELSE s.last_value - 1 END INTO h
     FROM audit_log_seq s;
-  IF p_notify THEN
+  IF h > p_notify_after THEN
     PERFORM pg_notify('recallgate_audit', '');
   END IF;
-  IF p_sample AND h > p_seen THEN
+  IF h > p_sample_after THEN
     x := pg_current_xact_id();
   END IF;
   m := pg_snapshot_xmin(pg_current_snapshot());

@@ -8,7 +8,7 @@ import tempfile
 import time
 import urllib.parse
 
-from rg import Instance, check, token, unique
+from rg import Instance, Stream, check, token, unique
 
 SCOPES = ["admin", "memory:read", "events:read"]
 
@@ -75,7 +75,9 @@ def wait_metric(inst, name, value, limit_s):
 def test_listener_down(a, b, binary, admin_url, db):
     tenant = unique("rev")
     admin = token(binary, tenant, SCOPES)
-    victim = token(binary, tenant, ["memory:read"])
+    victim = token(binary, tenant, ["memory:read", "events:read"])
+    stream = Stream(b, victim, timeout=15)  # on B, open before its listener goes down
+    check(stream.status == 200, "stream on B")
     for inst in (a, b):  # each instance's one pooled connection is open before the door shuts
         check(inst.request("GET", "/v1/threads/x/memory-mode", victim)[0] == 200, "warm")
     psql(admin_url, f'ALTER DATABASE "{db}" WITH ALLOW_CONNECTIONS false')
@@ -87,7 +89,7 @@ def test_listener_down(a, b, binary, admin_url, db):
         # B cannot hear deletions now: it must not serve the token from a cache.
         for _ in range(3):
             check(b.request("GET", "/v1/threads/x/memory-mode", victim)[0] == 200, "B serves")
-        vid = token_id_of(a, admin, ["memory:read"])
+        vid = token_id_of(a, admin, ["memory:read", "events:read"])
         check(a.request("DELETE", f"/v1/tokens/{vid}", admin)[0] == 204, "delete on A")
         st = b.request("GET", "/v1/threads/x/memory-mode", victim)[0]
         check(st == 401, f"B, its listener down, refuses the deleted token at once ({st})")
@@ -95,6 +97,13 @@ def test_listener_down(a, b, binary, admin_url, db):
         psql(admin_url, f'ALTER DATABASE "{db}" WITH ALLOW_CONNECTIONS true')
     back = wait_metric(b, "recallgate_event_listener_up", 1, 10)
     check(back is not None, "B's listener reconnects by itself")
+    # The deletion was not heard on B: back, its hub looks at its streams' tokens again.
+    while True:
+        ev = stream.next_event()
+        if ev is None:
+            break
+        check(ev[1] == "token.deleted", f"only the deletion's own record may come: {ev[1]}")
+    stream.close()
     print(f"ok listener down: B caches no token and refuses a deletion at once; it listens "
           f"again {back:.1f} s after the database admits connections")
 
