@@ -142,6 +142,22 @@ static json_t *result_of(json_t *payload, bool is_error, enum mcp_revision rev)
 	return result;
 }
 
+/* A tool call carries no request headers of its own (a revision guard is the body's
+ * expected_revision) and never opens an event stream. */
+static const char *no_header(const struct h_ctx *ctx, const char *name)
+{
+	(void)ctx;
+	(void)name;
+	return NULL;
+}
+
+static bool no_stream(struct h_ctx *ctx, const struct h_events_request *req)
+{
+	(void)req;
+	ctx->problem_code = PROBLEM_INTERNAL;
+	return false;
+}
+
 json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t *arguments,
 		      enum mcp_revision rev)
 {
@@ -162,6 +178,8 @@ json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t 
 		.shutting_down = ctx->shutting_down,
 		.received_ms = ctx->received_ms,
 		.query = args_query,
+		.header = no_header,
+		.events_open = no_stream,
 		.token_deleted = ctx->token_deleted,
 		.metrics_text = ctx->metrics_text,
 		.provider_call = ctx->provider_call,
@@ -201,7 +219,8 @@ json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t 
 	route->handler(&sub);
 	ctx->held = sub.held; /* not taken: server/ releases it with the request */
 	sub.held = NULL;
-	ctx->dberr = sub.dberr; /* for the request's log line (SQLSTATE, never private text) */
+	if (sub.dberr.sqlstate[0] || sub.dberr.message[0]) /* a batch keeps the first failure */
+		ctx->dberr = sub.dberr; /* for the request's log line (never private text) */
 	payload = answer_of(&sub, &is_error);
 	if (payload == NULL) {
 		is_error = true;
