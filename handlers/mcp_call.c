@@ -219,7 +219,7 @@ json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t 
 	route->handler(&sub);
 	ctx->held = sub.held; /* not taken: server/ releases it with the request */
 	sub.held = NULL;
-	if (sub.dberr.sqlstate[0] || sub.dberr.message[0]) /* a batch keeps the first failure */
+	if (sub.dberr.sqlstate[0] || sub.dberr.message[0]) /* a later success keeps a failure */
 		ctx->dberr = sub.dberr; /* for the request's log line (never private text) */
 	payload = answer_of(&sub, &is_error);
 	if (payload == NULL) {
