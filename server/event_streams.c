@@ -17,13 +17,13 @@
 #include "server/events_internal.h"
 #include "server/log.h"
 
-
 struct event_hub events_hub = {.wake_fd = -1, .epoll_fd = -1, .mu = PTHREAD_MUTEX_INITIALIZER};
 
 void events_wake(void)
 {
 	uint64_t one = 1;
-	if (events_hub.wake_fd >= 0 && write(events_hub.wake_fd, &one, sizeof one) < 0 && errno != EAGAIN)
+	int fd = events_hub.wake_fd;
+	if (fd >= 0 && write(fd, &one, sizeof one) < 0 && errno != EAGAIN)
 		log_warn(NULL, "event hub wake-up failed");
 }
 
