@@ -321,10 +321,18 @@ static void test_drain_answers_every_committed_write(void **state)
 	double t0 = it_now_s();
 	IT_CHECK(it_server_signal(&s, SIGTERM) == 0, "kill");
 
-	/* until the signal is handled the answer is still 200, on the same connection */
+	/* Until the signal is handled the answer is still 200, on the same connection. Then it
+	 * is 503; or, for a probe that arrived just before and is answered just after, 200 with
+	 * Connection: close (every answer of a draining server closes its connection), after
+	 * which there is no connection left to ask on. */
 	long ready_after = 0, connects = 0;
+	bool closed = false;
 	CURLcode prc = CURLE_OK;
-	for (int i = 0; i < 100 && prc == CURLE_OK && ready_after != 503 && connects == 0; i++) {
+	curl_easy_setopt(probe, CURLOPT_HEADERFUNCTION, note_close);
+	curl_easy_setopt(probe, CURLOPT_HEADERDATA, &closed);
+	for (int i = 0; i < 100 && prc == CURLE_OK && ready_after != 503 && !closed &&
+			connects == 0;
+	     i++) {
 		if (i)
 			it_sleep_ms(10);
 		prc = curl_easy_perform(probe);
@@ -336,10 +344,11 @@ static void test_drain_answers_every_committed_write(void **state)
 		pthread_join(th[i], NULL);
 	int st = it_server_wait(&s, 3 + 5);
 	double took = it_now_s() - t0;
-	IT_CHECK(prc == CURLE_OK && ready_after == 503 && connects == 0,
-		 "/readyz on a kept-alive connection after SIGTERM: curl %d, status %ld, new "
+	IT_CHECK(prc == CURLE_OK && (ready_after == 503 || (ready_after == 200 && closed)) &&
+			 connects == 0,
+		 "/readyz on a kept-alive connection after SIGTERM: curl %d, status %ld%s, new "
 		 "connections %ld",
-		 prc, ready_after, connects);
+		 prc, ready_after, closed ? " (Connection: close)" : "", connects);
 	IT_CHECK(st == 0, "exit status %d after the drain (-2: still running)", st);
 	/* the budget is the drain time + 1 s; sanitizers and a loaded machine get 2 s more */
 	IT_CHECK(took < 3 + 1 + 2, "the process exited %.2f s after SIGTERM", took);
