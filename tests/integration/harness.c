@@ -1020,3 +1020,36 @@ double it_metric_value(const char *text, const char *series)
 	}
 	return -1;
 }
+
+json_t *it_list_all(const struct it_server *s, const char *token, const char *path)
+{
+	json_t *all = json_array();
+	char *cursor = NULL;
+	const char *sep = strchr(path, '?') ? "&" : "?";
+	for (int page = 0;; page++) {
+		char p[1024];
+		if (cursor) {
+			char *esc = it_url_escape(cursor);
+			snprintf(p, sizeof p, "%s%slimit=200&after=%s", path, sep, esc);
+			free(esc);
+		} else {
+			snprintf(p, sizeof p, "%s%slimit=200", path, sep);
+		}
+		struct it_resp r;
+		it_request(s, "GET", p, token, NULL, NULL, &r);
+		IT_STATUS(&r, 200);
+		json_t *items = json_object_get(r.json, "items");
+		json_t *next = json_object_get(r.json, "next_cursor");
+		IT_CHECK(json_is_array(items), "%s: items is not an array: %s", p, r.body);
+		IT_CHECK(json_is_string(next) || json_is_null(next),
+			 "%s: next_cursor is not string|null: %s", p, r.body);
+		json_array_extend(all, items);
+		free(cursor);
+		cursor = json_is_string(next) ? strdup(json_string_value(next)) : NULL;
+		it_resp_free(&r);
+		if (!cursor)
+			break;
+		IT_CHECK(page < 100, "%s: pagination does not end", path);
+	}
+	return all;
+}

@@ -152,6 +152,9 @@ int it_request(const struct it_server *s, const char *method, const char *path, 
 int it_request_json(const struct it_server *s, const char *method, const char *path,
 		    const char *token, const json_t *body, const char *const *extra_headers,
 		    struct it_resp *out);
+/* new: every item of a list endpoint (path may carry a query), walking next_cursor 200 at a
+ * time; fails the test on a malformed page or more than 100 pages. */
+json_t *it_list_all(const struct it_server *s, const char *token, const char *path);
 /* errors[] names a field that starts with prefix. */
 bool it_problem_has_field_prefix(const struct it_resp *r, const char *prefix);
 /* A 422 `code` whose errors[] names `field` exactly (exact) or a field under it (!exact);
