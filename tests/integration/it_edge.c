@@ -116,6 +116,19 @@ static void test_hung_providers_hold_no_worker(void **state)
 
 /* ================================================================ readiness */
 
+/* A connection holding an open transaction that locks audit_log against writes: every
+ * audited write waits on it (with the connection it borrowed) until PQfinish. */
+static PGconn *lock_audit_log(void)
+{
+	PGconn *locker = PQconnectdb(getenv("DATABASE_URL"));
+	IT_CHECK(PQstatus(locker) == CONNECTION_OK, "cannot connect: %s", PQerrorMessage(locker));
+	PQclear(PQexec(locker, "BEGIN"));
+	PGresult *res = PQexec(locker, "LOCK TABLE audit_log IN EXCLUSIVE MODE");
+	IT_CHECK(PQresultStatus(res) == PGRES_COMMAND_OK, "LOCK: %s", PQerrorMessage(locker));
+	PQclear(res);
+	return locker;
+}
+
 static void test_busy_pool_is_ready(void **state)
 {
 	(void)state;
@@ -128,12 +141,7 @@ static void test_busy_pool_is_ready(void **state)
 	it_resp_free(&r);
 
 	/* a write waits on a lock while it holds the pool's only connection */
-	PGconn *locker = PQconnectdb(getenv("DATABASE_URL"));
-	IT_CHECK(PQstatus(locker) == CONNECTION_OK, "cannot connect: %s", PQerrorMessage(locker));
-	PQclear(PQexec(locker, "BEGIN"));
-	PGresult *res = PQexec(locker, "LOCK TABLE audit_log IN EXCLUSIVE MODE");
-	IT_CHECK(PQresultStatus(res) == PGRES_COMMAND_OK, "LOCK: %s", PQerrorMessage(locker));
-	PQclear(res);
+	PGconn *locker = lock_audit_log();
 	pid_t writer = fork();
 	IT_CHECK(writer >= 0, "fork");
 	if (writer == 0) {
@@ -178,12 +186,7 @@ static void test_forwarded_client_limit(void **state)
 	it_resp_free(&r);
 
 	/* two writes of client A wait on a lock: its two requests in flight */
-	PGconn *locker = PQconnectdb(getenv("DATABASE_URL"));
-	IT_CHECK(PQstatus(locker) == CONNECTION_OK, "cannot connect: %s", PQerrorMessage(locker));
-	PQclear(PQexec(locker, "BEGIN"));
-	PGresult *res = PQexec(locker, "LOCK TABLE audit_log IN EXCLUSIVE MODE");
-	IT_CHECK(PQresultStatus(res) == PGRES_COMMAND_OK, "LOCK: %s", PQerrorMessage(locker));
-	PQclear(res);
+	PGconn *locker = lock_audit_log();
 	pid_t writers[2];
 	for (int i = 0; i < 2; i++) {
 		writers[i] = fork();
