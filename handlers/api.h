@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <jansson.h>
 
 #include "core/fields.h"
@@ -96,7 +97,7 @@ struct h_route {
 struct h_events_request {
 	const char *resource_type; /* NULL = any (borrowed for the call) */
 	const char *resource_id;   /* NULL = any */
-	long long after;           /* the stream sends the records with seq > after */
+	int64_t after;             /* the stream sends the records with seq > after */
 };
 
 struct h_ctx {

@@ -87,12 +87,9 @@ static bool read_verify_page(struct h_ctx *ctx, const char *type, const char *id
 	*limit = RG_AUDIT_VERIFY_DEFAULT;
 	*after = 0;
 	if (l) {
-		long long v = 0;
-		size_t n = strspn(l, "0123456789");
-		/* leading zeros are fine, as for every other limit (h_page); 18 digits cannot
-		 * overflow */
-		if (n == 0 || n > 18 || l[n] != '\0' || (v = strtoll(l, NULL, 10)) < 1 ||
-		    v > RG_AUDIT_VERIFY_MAX) {
+		int64_t v = 0;
+		/* leading zeros are fine, as for every other limit (h_page) */
+		if (!h_parse_digits(l, &v) || v < 1 || v > RG_AUDIT_VERIFY_MAX) {
 			h_invalid(ctx, "limit", "must be an integer between 1 and 100000");
 			return false;
 		}
@@ -184,16 +181,6 @@ void h_audit_verify(struct h_ctx *ctx)
 			  "next_cursor", p.more ? json_string(cursor) : json_null()));
 }
 
-/* A position: "0".."999999999999999999" (a seq); false otherwise. */
-static bool read_position(const char *s, long long *out)
-{
-	size_t n = strspn(s, "0123456789");
-	if (n == 0 || n > 18 || s[n] != '\0')
-		return false;
-	*out = strtoll(s, NULL, 10);
-	return true;
-}
-
 void h_events(struct h_ctx *ctx)
 {
 	struct h_events_request req = {.after = -1};
@@ -203,11 +190,11 @@ void h_events(struct h_ctx *ctx)
 	 * opened with. */
 	const char *last_id = ctx->header(ctx, "Last-Event-ID");
 	const char *after = ctx->query(ctx, "after");
-	if (last_id && !read_position(last_id, &req.after)) {
+	if (last_id && !h_parse_digits(last_id, &req.after)) {
 		h_invalid(ctx, "Last-Event-ID", "must be an event id (a seq) this stream sent");
 		return;
 	}
-	if (!last_id && after && !read_position(after, &req.after)) {
+	if (!last_id && after && !h_parse_digits(after, &req.after)) {
 		h_invalid(ctx, "after", "must be an event id (a seq)");
 		return;
 	}

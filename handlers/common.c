@@ -104,6 +104,15 @@ static bool parse_int(const char *s, int64_t *out)
 	return true;
 }
 
+bool h_parse_digits(const char *s, int64_t *out)
+{
+	size_t n = strspn(s, "0123456789");
+	if (n == 0 || n > 18 || s[n] != '\0') /* 18 digits cannot overflow */
+		return false;
+	*out = strtoll(s, NULL, 10);
+	return true;
+}
+
 bool h_page(struct h_ctx *ctx, int def, int max, int *limit, int64_t *after)
 {
 	const char *l = ctx->query(ctx, "limit");

@@ -37,6 +37,8 @@ void h_db_failed(struct h_ctx *ctx, enum rg_status st);
 bool h_answered(struct h_ctx *ctx, enum rg_status st);
 /* The value of path parameter `name` (borrowed) or NULL. */
 const char *h_param(const struct h_ctx *ctx, const char *name);
+/* "0".."999999999999999999": 1 to 18 decimal digits (leading zeros fine), nothing else. */
+bool h_parse_digits(const char *s, int64_t *out);
 /* Reads ?limit= (1..max, default def) and ?after= (a cursor: decimal seq > 0). false after
  * answering 422. */
 bool h_page(struct h_ctx *ctx, int def, int max, int *limit, int64_t *after) RG_MUSTCHECK;
