@@ -118,10 +118,11 @@ static bool feed_live(long long upto, long long now)
 	while (n > 0 && from < upto) {
 		PGresult *res = NULL;
 		struct db_error err = {0};
-		bool ok = all ? db_events_fetch_one(events_hub.ev, NULL, NULL, NULL, from, upto, PAGE_ROWS,
+		struct db_events *ev = events_hub.ev;
+		bool ok = all ? db_events_fetch_one(ev, NULL, NULL, NULL, from, upto, PAGE_ROWS,
 						    &res, &err)
-			      : db_events_fetch_tenants(events_hub.ev, tenants, n, from, upto, PAGE_ROWS,
-							&res, &err);
+			      : db_events_fetch_tenants(ev, tenants, n, from, upto, PAGE_ROWS, &res,
+							&err);
 		if (!ok) {
 			lost_connection(&err);
 			return false;
@@ -176,8 +177,8 @@ static bool feed_catchup(long long now)
 		struct db_error err = {0};
 		if (!db_events_fetch_one(events_hub.ev, s->tenant_id,
 					 s->resource_type[0] ? s->resource_type : NULL,
-					 s->resource_id[0] ? s->resource_id : NULL, s->pos, events_hub.mark,
-					 PAGE_ROWS, &res, &err)) {
+					 s->resource_id[0] ? s->resource_id : NULL, s->pos,
+					 events_hub.mark, PAGE_ROWS, &res, &err)) {
 			lost_connection(&err);
 			return false;
 		}
@@ -264,7 +265,8 @@ static size_t tend_streams(long long now, bool keepalive)
 		if (s->fd >= 0 && !atomic_load(&s->dead))
 			(void)epoll_ctl(events_hub.epoll_fd, EPOLL_CTL_ADD, s->fd, &e);
 	}
-	/* events_hub.mu stays held while the list changes: events_drain walks it from another thread */
+	/* events_hub.mu stays held while the list changes: events_drain walks it from another
+	 * thread */
 	bool draining = atomic_load(&events_hub.draining);
 	size_t n = 0;
 	for (struct stream **p = &events_hub.streams; *p;) {
@@ -294,34 +296,35 @@ static size_t tend_streams(long long now, bool keepalive)
  * feeds the live streams up to the new mark. */
 static void advance(bool notify, size_t nstreams, long long now)
 {
+	struct event_hub *h = &events_hub;
 	struct db_horizon hz;
 	struct db_error err = {0};
-	int64_t notify_after = events_hub.notified, sample_after = events_hub.seen;
-	bool sample = nstreams > 0 && events_hub.npend < MAX_PENDING;
-	if (!db_events_horizon(events_hub.ev, notify ? &notify_after : NULL, sample ? &sample_after : NULL,
+	int64_t notify_after = h->notified, sample_after = h->seen;
+	bool sample = nstreams > 0 && h->npend < MAX_PENDING;
+	if (!db_events_horizon(h->ev, notify ? &notify_after : NULL, sample ? &sample_after : NULL,
 			       &hz, &err)) {
 		lost_connection(&err);
 		return;
 	}
-	if (notify && hz.h > events_hub.notified)
-		events_hub.notified = hz.h;
+	if (notify && hz.h > h->notified)
+		h->notified = hz.h;
 	if (hz.x) {
-		events_hub.pend[events_hub.npend++] = (struct pending){hz.h, hz.x};
-		events_hub.seen = hz.h;
-	} else if (!sample && events_hub.npend == 0) {
-		events_hub.seen = -1; /* the next sample is taken whatever the sequence says */
+		h->pend[h->npend++] = (struct pending){hz.h, hz.x};
+		h->seen = hz.h;
+	} else if (!sample && h->npend == 0) {
+		h->seen = -1; /* the next sample is taken whatever the sequence says */
 	}
 	long long released = -1;
 	size_t k = 0;
-	while (k < events_hub.npend && events_hub.pend[k].x < hz.m)
-		released = events_hub.pend[k++].h;
-	memmove(events_hub.pend, events_hub.pend + k, (events_hub.npend - k) * sizeof events_hub.pend[0]);
-	events_hub.npend -= k;
-	if (released < 0 || (events_hub.mark_known && released <= events_hub.mark))
+	while (k < h->npend && h->pend[k].x < hz.m)
+		released = h->pend[k++].h;
+	memmove(h->pend, h->pend + k, (h->npend - k) * sizeof h->pend[0]);
+	h->npend -= k;
+	if (released < 0 || (h->mark_known && released <= h->mark))
 		return;
-	if (!events_hub.mark_known || feed_live(released, now)) {
-		events_hub.mark = released;
-		events_hub.mark_known = true;
+	if (!h->mark_known || feed_live(released, now)) {
+		h->mark = released;
+		h->mark_known = true;
 	}
 }
 
@@ -355,7 +358,8 @@ static void *hub_main(void *arg)
 			struct db_error err = {0};
 			if (db_events_connect(events_hub.url, &events_hub.ev, &err)) {
 				struct epoll_event e = {.events = EPOLLIN, .data.ptr = &db_tag};
-				(void)epoll_ctl(events_hub.epoll_fd, EPOLL_CTL_ADD, db_events_socket(events_hub.ev), &e);
+				(void)epoll_ctl(events_hub.epoll_fd, EPOLL_CTL_ADD,
+						db_events_socket(events_hub.ev), &e);
 				atomic_store(&events_hub.listening, true);
 				auth_cache_enable(true);
 				atomic_fetch_add(&events_hub.reconnects, 1);
@@ -364,14 +368,10 @@ static void *hub_main(void *arg)
 				log_info(NULL, "event listener connected");
 			} else {
 				retry_at = now + backoff;
-				backoff = backoff * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : backoff * 2;
+				backoff = backoff * 2 < RECONNECT_MAX_MS ? backoff * 2
+									 : RECONNECT_MAX_MS;
 			}
 		}
-		bool keepalive = now >= keepalive_at;
-		if (keepalive)
-			keepalive_at = now + 1000;
-		size_t nstreams = tend_streams(now, keepalive);
-
 		int timeout = POLL_EVERY_MS;
 		if (events_hub.ev == NULL)
 			timeout = (int)(retry_at > now ? retry_at - now : 0);
@@ -380,10 +380,13 @@ static void *hub_main(void *arg)
 		else if (events_hub.npend > 0)
 			timeout = PENDING_CHECK_MS;
 		wait_events(timeout);
+		now = mono_ms();
+		bool keepalive = now >= keepalive_at;
+		if (keepalive)
+			keepalive_at = now + 1000;
+		size_t nstreams = tend_streams(now, keepalive);
 		if (events_hub.ev == NULL)
 			continue;
-		now = mono_ms();
-		nstreams = tend_streams(now, false);
 		check_tokens();
 		if (events_hub.ev == NULL)
 			continue;
@@ -395,14 +398,15 @@ static void *hub_main(void *arg)
 			continue;
 		}
 		bool notify = atomic_exchange(&events_hub.local_commit, false);
-		if (want || notify || commits > 0 || events_hub.npend > 0 || now - polled_at >= POLL_EVERY_MS) {
+		/* a first stream needs a mark, so a sample, even when the sequence did not move */
+		want = want || (nstreams > 0 && !events_hub.mark_known && events_hub.npend == 0);
+		if (want || notify || commits > 0 || events_hub.npend > 0 ||
+		    now - polled_at >= POLL_EVERY_MS) {
 			polled_at = now;
 			want = false;
 			advance(notify, nstreams, now);
 			if (events_hub.ev == NULL)
 				continue;
-			/* a new stream needs a fresh sample even when the sequence did not move */
-			want = nstreams > 0 && !events_hub.mark_known && events_hub.npend == 0;
 		}
 		catchup_more = feed_catchup(now);
 	}
