@@ -99,6 +99,10 @@ enum rg_status db_exec_audited(struct db_conn *conn, const struct db_stmt *stmt,
 const char *db_int_param(char buf[DB_INT_SIZE], int64_t v);
 const char *db_page_limit_param(char buf[DB_INT_SIZE], int limit);
 
+/* A PostgreSQL array literal of quoted elements (for a $n::text[] parameter); new (free()),
+ * NULL when memory ran out. Elements hold no quote or backslash (ids and numbers). */
+char *db_array_literal(const char *const *items, size_t n);
+
 /* Field readers for a row: NULL-safe text, int64 (0 on NULL), is-null. */
 const char *db_text(const PGresult *res, int row, int col);
 int64_t db_int(const PGresult *res, int row, int col);

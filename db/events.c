@@ -151,22 +151,12 @@ static bool fetch(struct db_events *ev, const char *sql, int n, const char *cons
 	return false;
 }
 
-/* A text[] literal of ids (plain: letters, digits, "._:-"; quoted all the same); new. */
+/* db_array_literal, with err set when memory ran out. */
 static char *text_array(const char *const *ids, size_t n, struct db_error *err)
 {
-	size_t cap = 3;
-	for (size_t i = 0; i < n; i++)
-		cap += strlen(ids[i]) + 3;
-	char *array = malloc(cap), *p = array;
-	if (array == NULL) {
+	char *array = db_array_literal(ids, n);
+	if (array == NULL)
 		db_error_set(err, RG_ERROR, "", "out of memory");
-		return NULL;
-	}
-	*p++ = '{';
-	for (size_t i = 0; i < n; i++)
-		p += sprintf(p, "%s\"%s\"", i ? "," : "", ids[i]);
-	*p++ = '}';
-	*p = '\0';
 	return array;
 }
 

@@ -226,25 +226,6 @@ enum rg_status db_assent_revoke(struct db_conn *c, const struct db_actor *a, con
 	return run_revoke(c, &assent_revoke_stmt, params, out, err);
 }
 
-/* A PostgreSQL array literal of quoted elements; new (free()). Elements hold no quote or
- * backslash (ids and numbers). */
-static char *array_literal(const char *const *items, size_t n)
-{
-	size_t len = 3;
-	for (size_t i = 0; i < n; i++)
-		len += strlen(items[i]) + 3;
-	char *out = malloc(len);
-	if (out == NULL)
-		return NULL;
-	char *p = out;
-	*p++ = '{';
-	for (size_t i = 0; i < n; i++)
-		p += sprintf(p, "%s\"%s\"", i ? "," : "", items[i]);
-	*p++ = '}';
-	*p = '\0';
-	return out;
-}
-
 enum rg_status db_mem_derive(struct db_conn *c, const struct db_actor *a, const char *id,
 			     const char *kind, const char *const *upstreams,
 			     const int64_t *revisions, size_t n, const char *content,
@@ -257,7 +238,7 @@ enum rg_status db_mem_derive(struct db_conn *c, const struct db_actor *a, const 
 		return RG_INVALID;
 	for (size_t i = 0; i < n; i++)
 		rev_items[i] = db_int_param(revs[i], revisions[i]);
-	char *ups = array_literal(upstreams, n), *rv = array_literal(rev_items, n);
+	char *ups = db_array_literal(upstreams, n), *rv = db_array_literal(rev_items, n);
 	enum rg_status st = RG_NOMEM;
 	if (ups && rv) {
 		const char *params[] = {a->tenant_id, a->token_id, a->request_id, id, kind, ups, rv,

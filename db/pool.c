@@ -448,3 +448,22 @@ bool db_null(const PGresult *res, int row, int col)
 {
 	return PQgetisnull(res, row, col) != 0;
 }
+
+/* A PostgreSQL array literal of quoted elements; new (free()). Elements hold no quote or
+ * backslash (ids and numbers). */
+char *db_array_literal(const char *const *items, size_t n)
+{
+	size_t len = 3;
+	for (size_t i = 0; i < n; i++)
+		len += strlen(items[i]) + 3;
+	char *out = malloc(len);
+	if (out == NULL)
+		return NULL;
+	char *p = out;
+	*p++ = '{';
+	for (size_t i = 0; i < n; i++)
+		p += sprintf(p, "%s\"%s\"", i ? "," : "", items[i]);
+	*p++ = '}';
+	*p = '\0';
+	return out;
+}
