@@ -800,14 +800,19 @@ class Writers:
                 f"{len(self.acked_sources)} sources acknowledged")
 
 
-def writes_served(inst):
-    """Writes this process of the instance has answered (its counters start at 0)."""
+def requests_served(inst, *labels):
+    """Requests this process of the instance has answered (its counters start at 0) whose
+    series holds any of labels (e.g. 'method="PUT"', 'route="/mcp"')."""
     n = 0
     for line in inst.metrics().splitlines():
-        if line.startswith("recallgate_http_requests_total{") and (
-                'method="PUT"' in line or 'method="POST"' in line):
+        if line.startswith("recallgate_http_requests_total{") and any(
+                label in line for label in labels):
             n += int(float(line.split()[-1]))
     return n
+
+
+def writes_served(inst):
+    return requests_served(inst, 'method="PUT"', 'method="POST"')
 
 
 def wait_served(inst, timeout=10):

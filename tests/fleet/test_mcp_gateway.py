@@ -13,14 +13,6 @@ import shutil
 import fleet
 
 
-def mcp_messages(inst):
-    n = 0
-    for line in inst.metrics().splitlines():
-        if line.startswith("recallgate_http_requests_total{") and 'route="/mcp"' in line:
-            n += int(float(line.split()[-1]))
-    return n
-
-
 def test():
     args = fleet.parse_args(__doc__)
     node = shutil.which("node")
@@ -39,7 +31,7 @@ def test():
         seen = json.loads(p.stdout.strip().splitlines()[-1])
         if seen["calls"] != 12 or "memory_search" not in seen["tools"]:
             fleet.fail(f"the client saw {seen}")
-        counts = [mcp_messages(i) for i in f.instances]
+        counts = [fleet.requests_served(i, 'route="/mcp"') for i in f.instances]
         if min(counts) < 3:
             fleet.fail(f"MCP messages per instance {counts}: one client was not served by both")
         fleet.log(f"one SDK client through nginx: tools {len(seen['tools'])}, 12 calls, MCP "
