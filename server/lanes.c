@@ -21,10 +21,12 @@ struct lane {
 	pthread_mutex_t lock;
 	pthread_cond_t work;    /* a job was queued, or the lane is stopping */
 	pthread_cond_t drained; /* a thread left */
-	pthread_cond_t watch;   /* the queue went from empty to not, or the lane is stopping */
+	pthread_cond_t watch;   /* a job was queued while the watchdog was parked, or stopping */
 	struct job *head, *tail;
 	size_t queued;
 	unsigned long long expired;
+	unsigned long long submitted; /* jobs queued since the start */
+	bool watchdog_parked;         /* waiting without a deadline: a submit must wake it */
 	unsigned min_threads, max_threads, threads, idle, max_wait_ms;
 	bool stopping, watchdog_running;
 	pthread_t watchdog;
@@ -49,28 +51,40 @@ static struct job *pop(struct lane *l)
 	return j;
 }
 
+/* With l->lock held: waits on l->watch until the monotonic instant due_ms. */
+static void watch_until(struct lane *l, long long due_ms)
+{
+	struct timespec until = {.tv_sec = (time_t)(due_ms / 1000),
+				 .tv_nsec = (long)(due_ms % 1000) * 1000000L};
+	pthread_cond_timedwait(&l->watch, &l->lock, &until);
+}
+
 /* Expires what waited too long. Jobs are queued in order and wait the same time, so the
- * head is always the first to expire: sleep until it does. */
+ * head is always the first to expire: sleep until it is due. With the queue empty, linger one
+ * period while jobs keep coming, and park (and be woken by the next submit) only after a
+ * period without any: a busy lane's queue empties and fills with every request, and waking
+ * this thread each time cost a context switch per request. A job queued while it lingers is
+ * due at least max_wait_ms later, so the lingering wait ends before the job is due. */
 static void *lane_watchdog(void *arg)
 {
 	struct lane *l = arg;
+	unsigned long long seen = 0;
 	pthread_mutex_lock(&l->lock);
 	while (!l->stopping) {
+		long long now = mono_ms();
 		if (l->head == NULL) {
-			pthread_cond_wait(&l->watch, &l->lock);
+			if (l->submitted != seen) {
+				seen = l->submitted;
+				watch_until(l, now + l->max_wait_ms);
+			} else {
+				l->watchdog_parked = true;
+				pthread_cond_wait(&l->watch, &l->lock);
+				l->watchdog_parked = false;
+			}
 			continue;
 		}
-		long long now = mono_ms(), due = l->head->expires_ms;
-		if (due > now) {
-			struct timespec until;
-			clock_gettime(CLOCK_MONOTONIC, &until);
-			until.tv_sec += (time_t)((due - now) / 1000);
-			until.tv_nsec += (long)((due - now) % 1000) * 1000000L;
-			if (until.tv_nsec >= 1000000000L) {
-				until.tv_sec++;
-				until.tv_nsec -= 1000000000L;
-			}
-			pthread_cond_timedwait(&l->watch, &l->lock, &until);
+		if (l->head->expires_ms > now) {
+			watch_until(l, l->head->expires_ms);
 			continue;
 		}
 		struct job *j = pop(l);
@@ -223,19 +237,23 @@ bool lane_submit(struct lane *l, void (*run)(void *arg), void (*expire)(void *ar
 		free(j);
 		return false;
 	}
-	if (l->tail) {
+	if (l->tail)
 		l->tail->next = j;
-	} else {
+	else
 		l->head = j;
-		pthread_cond_signal(&l->watch);
-	}
 	l->tail = j;
 	l->queued++;
+	l->submitted++;
+	bool wake_watchdog = l->watchdog_parked, wake_worker = l->idle > 0;
 	/* Grow while every thread is busy; a failed spawn leaves the job to the others. */
 	if (l->idle < l->queued && l->threads < l->max_threads && !spawn(l))
 		log_warn(NULL, "lane %s: cannot start another thread (%u running)", l->name,
 			 l->threads);
-	pthread_cond_signal(&l->work);
+	/* Signalled with the lock held: lane_stop may free the lane once it is released. */
+	if (wake_worker)
+		pthread_cond_signal(&l->work);
+	if (wake_watchdog)
+		pthread_cond_signal(&l->watch);
 	pthread_mutex_unlock(&l->lock);
 	return true;
 }
