@@ -16,6 +16,7 @@
 #include "core/ids.h"
 #include "core/problem.h"
 #include "server/events.h"
+#include "server/framing.h"
 #include "server/conns.h"
 #include "server/lanes.h"
 #include "server/log.h"
@@ -44,7 +45,7 @@
 static char request_id_prefix[17];
 static atomic_ullong request_counter;
 
-static void new_request_id(char *out, size_t size)
+void http_new_request_id(char *out, size_t size)
 {
 	unsigned long long n = atomic_fetch_add(&request_counter, 1);
 	snprintf(out, size, "req_%s%016llx", request_id_prefix, n);
@@ -64,7 +65,7 @@ static struct request *request_new(struct http_server *srv, struct MHD_Connectio
 	if (core_request_id_valid(rid))
 		snprintf(r->request_id, sizeof r->request_id, "%s", rid);
 	else
-		new_request_id(r->request_id, sizeof r->request_id);
+		http_new_request_id(r->request_id, sizeof r->request_id);
 	r->routed = router_match(srv->routes, srv->n_routes, method, url, &r->match);
 	/* Metrics and logs label a request by its path's template, also for a 405. */
 	r->route_index =
@@ -216,6 +217,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		struct conn_state *cs = sc ? sc->socket_context : NULL;
 		if (cs)
 			conns_headers_done(cs->deadline);
+		framing_request_seen(cs);
 		r = request_new(srv, conn, method, url);
 		if (r == NULL)
 			return MHD_NO;
@@ -314,6 +316,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 		*socket_context = cs;
 	} else if (*socket_context) {
 		struct conn_state *cs = *socket_context;
+		framing_request_seen(cs);
 		conns_closed(cs->deadline);
 		free(cs);
 		*socket_context = NULL;
@@ -345,6 +348,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 			 params, HTTP_MAX_QUERY_PARAMS);
 	} else if (cs) {
 		cs->uri_too_long = strlen(uri) > HTTP_MAX_URI_BYTES;
+		framing_uri_seen(cs, conn);
 	}
 	return NULL;
 }
@@ -392,11 +396,36 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
 	return (size_t)(out - s);
 }
 
+/* libmicrohttpd's messages, without the request's text: its strings (a URL, a header's
+ * value, the HTML of an answer) become "…"; numbers stay. A refused Content-Length also
+ * gets our answer (framing.c). */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-	char msg[512];
+	char safe[512], msg[512];
+	size_t o = 0;
 	(void)cls;
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	(void)framing_on_log(fmt);
+	for (const char *p = fmt; *p && o + sizeof "…%.0s" < sizeof safe; p++) {
+		if (p[0] == '%' && p[1] == '%') {
+			safe[o++] = *p++;
+			safe[o++] = *p;
+		} else if (p[0] == '%' && p[1] == 's') {
+			memcpy(safe + o, "…%.0s", sizeof "…%.0s" - 1);
+			o += sizeof "…%.0s" - 1;
+			p++;
+		} else {
+			safe[o++] = *p;
+		}
+	}
+	safe[o] = '\0';
+	if (o + sizeof "…%.0s" >= sizeof safe) { /* cut: a conversion may be cut in half */
+		log_warn(NULL, "http: a libmicrohttpd message too long to log");
+		return;
+	}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	vsnprintf(msg, sizeof msg, safe, ap);
+#pragma GCC diagnostic pop
 	size_t n = strlen(msg);
 	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
 		msg[--n] = '\0';

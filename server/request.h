@@ -40,6 +40,10 @@ struct http_server {
 struct conn_state {
 	struct conn_entry *deadline;
 	bool uri_too_long;
+	/* framing.c: on its I/O thread's list from the request line to the first access call */
+	struct MHD_Connection *conn;
+	struct conn_state *prev, *next;
+	bool pending;
 };
 
 /* One per request: made on libmicrohttpd's first call, freed in the completion callback
@@ -82,6 +86,9 @@ static inline const char *header(struct MHD_Connection *c, const char *name)
 /* ---------------------------------------------------------------- reply.c */
 
 /* Keeps resp (consumed) as r's answer with status; MHD_NO when resp is NULL. Any thread. */
+/* A fresh request id: a per-process random prefix and a counter. */
+void http_new_request_id(char *out, size_t size);
+
 enum MHD_Result reply_queue(struct request *r, unsigned status, struct MHD_Response *resp);
 /* On the I/O thread: queues the kept answer; MHD_NO (close) when there is none. */
 enum MHD_Result reply_flush(struct request *r);

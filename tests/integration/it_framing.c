@@ -3,6 +3,10 @@
  * sockets because a client library would refuse to send most of these:
  *   - Content-Length with Transfer-Encoding, or two Content-Lengths → 400 invalid_request and
  *     the connection closed;
+ *   - a Content-Length that is not a number → one well-formed 400 invalid_request, one that
+ *     overflows 64 bits → 413 payload_too_large (libmicrohttpd 0.9.75 would send its own
+ *     status line twice), closed, and nothing written; also while other connections on the
+ *     same I/O threads are between their request line and the end of their headers;
  *   - HTTP/1.1 without Host → 400 invalid_request (HTTP/1.0 needs none);
  *   - HEAD on every GET route: the GET's status and headers, no body; listed in Allow;
  *   - the request line and head at their limits (4096-byte URI, 6144-byte head, 64 query
@@ -128,6 +132,112 @@ static void test_ambiguous_length(void **state)
 	    &a);
 	expect_problem(&a, 400, "invalid_request", "two Content-Length headers");
 	IT_CHECK(a.closed, "two Content-Lengths did not close the connection");
+}
+
+/* One answer: a single status line, nothing after the body. */
+static void expect_single_answer(const struct raw_answer *a, const char *what)
+{
+	IT_CHECK(strstr(a->head + 1, "HTTP/1.") == NULL && strstr(a->body, "HTTP/1.") == NULL,
+		 "%s: more than one status line:\n%s\n\n%s", what, a->head, a->body);
+	IT_CHECK(head_has(a, "Connection: close") && a->closed, "%s: not closed:\n%s", what,
+		 a->head);
+}
+
+static void test_malformed_length(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {"abc", "", "-1", "+5", "1e3", "0x10", "5 5", "5,5"};
+	char admin_token[256], req[1024];
+	char *tenant = it_unique("framing");
+	char *admin = it_token(tenant, "admin", "it-framing");
+	snprintf(admin_token, sizeof admin_token, "%s", admin);
+	free(admin);
+	free(tenant);
+	struct raw_answer a;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		/* a write with a body: it must not happen */
+		snprintf(req, sizeof req,
+			 "PUT /v1/threads/framing-cl/memory-mode HTTP/1.1\r\nHost: x\r\n"
+			 "Authorization: Bearer %s\r\nContent-Type: application/json\r\n"
+			 "Content-Length: %s\r\n\r\n{\"expected_revision\":0,\"mode\":\"disabled\"}",
+			 admin_token, bad[i]);
+		raw(req, &a);
+		char what[64];
+		snprintf(what, sizeof what, "Content-Length: \"%s\"", bad[i]);
+		expect_problem(&a, 400, "invalid_request", what);
+		expect_single_answer(&a, what);
+		IT_CHECK(head_has(&a, "X-Request-Id: req_"), "%s: no request id:\n%s", what, a.head);
+	}
+	raw("POST /v1/tokens HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n"
+	    "\r\n{}",
+	    &a);
+	expect_problem(&a, 413, "payload_too_large", "a Content-Length over 64 bits");
+	expect_single_answer(&a, "a Content-Length over 64 bits");
+	/* nothing was written */
+	struct it_resp m = {0};
+	it_request(&srv, "GET", "/v1/threads/framing-cl/memory-mode", admin_token, NULL, NULL, &m);
+	IT_CHECK(m.status == 200 && it_json_str_is(m.json, "mode", "enabled") &&
+		     it_json_int(m.json, "revision", -1) == 0,
+		 "the refused PUTs changed the mode: %ld %s", m.status, m.body);
+	it_resp_free(&m);
+}
+
+static void send_text(int fd, const char *text)
+{
+	IT_CHECK(send(fd, text, strlen(text), MSG_NOSIGNAL) == (ssize_t)strlen(text), "send");
+}
+
+/* A connection to the server, with `text` sent. */
+static int open_with(const char *text)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)srv.port)};
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	IT_CHECK(fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0, "connect");
+	send_text(fd, text);
+	return fd;
+}
+
+/* Everything the server sends on fd until it closes or 1.5 s of silence. */
+static void read_all(int fd, char *buf, size_t size)
+{
+	size_t got = 0;
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	while (got + 1 < size && poll(&p, 1, 1500) > 0) {
+		ssize_t n = recv(fd, buf + got, size - 1 - got, 0);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+}
+
+/* The refused request's head arrives in two parts, and other connections start their
+ * requests in between: the answer still goes to the refused one, and only to it. */
+static void test_malformed_length_among_others(void **state)
+{
+	(void)state;
+	enum { OTHERS = 8 };
+	static char buf[8192];
+	int refused = open_with("POST /v1/tokens HTTP/1.1\r\nHost: x\r\n");
+	it_sleep_ms(50);
+	int others[OTHERS];
+	for (int i = 0; i < OTHERS; i++)
+		others[i] = open_with("GET /healthz HTTP/1.1\r\nHost: x\r\n");
+	it_sleep_ms(50);
+	send_text(refused, "Content-Length: abc\r\n\r\n");
+	read_all(refused, buf, sizeof buf);
+	close(refused);
+	IT_CHECK(strncmp(buf, "HTTP/1.1 400 ", 13) == 0 && strstr(buf + 1, "HTTP/1.") == NULL &&
+		     strstr(buf, "\"code\":\"invalid_request\""),
+		 "the refused connection got:\n%s", buf);
+	for (int i = 0; i < OTHERS; i++) {
+		send_text(others[i], "Connection: close\r\n\r\n");
+		read_all(others[i], buf, sizeof buf);
+		close(others[i]);
+		IT_CHECK(strncmp(buf, "HTTP/1.1 200 ", 13) == 0 && strstr(buf + 1, "HTTP/1.") == NULL,
+			 "connection %d, waiting beside the refused one, got:\n%s", i, buf);
+	}
 }
 
 static void test_host_required_on_http11(void **state)
@@ -256,6 +366,8 @@ int main(void)
 		return 1;
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ambiguous_length),
+	    cmocka_unit_test(test_malformed_length),
+	    cmocka_unit_test(test_malformed_length_among_others),
 	    cmocka_unit_test(test_host_required_on_http11),
 	    cmocka_unit_test(test_head_on_get_routes),
 	    cmocka_unit_test(test_uri_and_head_limits),

@@ -1,0 +1,139 @@
+/* What libmicrohttpd 0.9.75 refuses before the service is called: a Content-Length that is
+ * not a number, or one too large for 64 bits. It answers those itself, and its answer is
+ * broken: the status line and headers go out twice (transmit_error_response queues the
+ * answer while parsing the headers, then the state machine builds its headers again), as
+ * HTML. The service never sees the request, but libmicrohttpd logs the refusal, on the
+ * connection's I/O thread, just before answering. So each I/O thread keeps the connections
+ * whose request line it has read and whose request has not reached the service yet; when
+ * the log says the length was refused, the one among them whose headers are complete is the
+ * one refused (headers are parsed straight after they complete, and a request whose parse
+ * passed has reached the service). It gets our answer, one well-formed problem, and its
+ * sending side is shut, so that libmicrohttpd's answer fails to go out and the connection
+ * closes. */
+#include "server/framing.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "core/problem.h"
+#include "server/log.h"
+
+/* This thread's connections between their request line and the service's first call. Only
+ * the connection's own I/O thread links and unlinks it (libmicrohttpd runs every callback of
+ * a connection, its close included, on the thread that owns it). */
+static _Thread_local struct conn_state *pending;
+
+void framing_uri_seen(struct conn_state *cs, struct MHD_Connection *conn)
+{
+	if (cs == NULL || cs->pending)
+		return;
+	cs->conn = conn;
+	cs->pending = true;
+	cs->prev = NULL;
+	cs->next = pending;
+	if (pending)
+		pending->prev = cs;
+	pending = cs;
+}
+
+void framing_request_seen(struct conn_state *cs)
+{
+	if (cs == NULL || !cs->pending)
+		return;
+	if (cs->prev)
+		cs->prev->next = cs->next;
+	else
+		pending = cs->next;
+	if (cs->next)
+		cs->next->prev = cs->prev;
+	cs->prev = cs->next = NULL;
+	cs->pending = false;
+}
+
+/* The pending connection whose headers are complete and which has no answer yet. */
+static struct conn_state *refused_one(void)
+{
+	for (struct conn_state *cs = pending; cs; cs = cs->next) {
+		if (MHD_get_connection_info(cs->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE) &&
+		    MHD_get_connection_info(cs->conn, MHD_CONNECTION_INFO_HTTP_STATUS) == NULL)
+			return cs;
+	}
+	return NULL;
+}
+
+/* Writes the whole of buf to the non-blocking socket fd, as far as it will take it now. */
+static bool send_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+/* Our answer to a refused length: problem+json, Connection: close. */
+static bool answer(int fd, enum rg_problem code, const char *detail, const char *request_id)
+{
+	json_t *body = core_problem_new(code, detail, request_id, NULL, -1);
+	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	json_decref(body);
+	if (text == NULL)
+		return false;
+	char date[64];
+	time_t now = time(NULL);
+	struct tm tm;
+	strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", gmtime_r(&now, &tm));
+	int status = core_problem_status(code);
+	char head[512];
+	int n = snprintf(head, sizeof head,
+			 "HTTP/1.1 %d %s\r\nDate: %s\r\nConnection: close\r\n"
+			 "Content-Type: application/problem+json; charset=utf-8\r\n"
+			 "Cache-Control: no-store\r\nX-Request-Id: %s\r\nContent-Length: %zu\r\n\r\n",
+			 status, status == 413 ? "Content Too Large" : "Bad Request", date,
+			 request_id, strlen(text));
+	bool ok = n > 0 && (size_t)n < sizeof head && send_all(fd, head, (size_t)n) &&
+		  send_all(fd, text, strlen(text));
+	free(text);
+	return ok;
+}
+
+bool framing_on_log(const char *fmt)
+{
+	enum rg_problem code;
+	const char *detail;
+	if (strncmp(fmt, "Failed to parse `Content-Length' header.", 40) == 0) {
+		code = PROBLEM_INVALID_REQUEST;
+		detail = "Content-Length must be a decimal number.";
+	} else if (strncmp(fmt, "Too large value of 'Content-Length' header.", 43) == 0) {
+		code = PROBLEM_PAYLOAD_TOO_LARGE;
+		detail = NULL;
+	} else {
+		return false;
+	}
+	struct conn_state *cs = refused_one();
+	if (cs == NULL)
+		return false; /* not found: libmicrohttpd's own answer goes out */
+	framing_request_seen(cs);
+	const union MHD_ConnectionInfo *fd =
+		MHD_get_connection_info(cs->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (fd == NULL)
+		return false;
+	char request_id[RG_MAX_REQUEST_ID_BYTES + 1];
+	http_new_request_id(request_id, sizeof request_id);
+	bool sent = answer(fd->connect_fd, code, detail, request_id);
+	/* Shut either way: libmicrohttpd's own answer must not follow ours. */
+	shutdown(fd->connect_fd, SHUT_WR);
+	log_info(request_id, "http: refused a request whose Content-Length %s (%d%s)",
+		 code == PROBLEM_INVALID_REQUEST ? "is not a number" : "overflows",
+		 core_problem_status(code), sent ? "" : ", answer not sent");
+	return true;
+}
