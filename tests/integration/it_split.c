@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <libpq-fe.h>
@@ -24,10 +25,49 @@
 #include "harness.h"
 
 static char *tenant, *admin;
+static char dbname[64], url[1024], base_url[1024];
 
+/* A statement on the suite's database (CREATE / DROP DATABASE). */
+static bool admin_exec(const char *sql)
+{
+	PGconn *c = PQconnectdb(base_url);
+	bool ok = PQstatus(c) == CONNECTION_OK;
+	if (ok) {
+		PGresult *res = PQexec(c, sql);
+		ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+		if (!ok)
+			fprintf(stderr, "%s: %s", sql, PQerrorMessage(c));
+		PQclear(res);
+	}
+	PQfinish(c);
+	return ok;
+}
+
+/* These tests lock thread_memory_modes for seconds, which would stall every other test on
+ * the suite's database: they get a database of their own, migrated, on the same server. */
 static int group_setup(void **state)
 {
 	(void)state;
+	const char *given = getenv("DATABASE_URL");
+	const char *slash = given ? strrchr(given, '/') : NULL;
+	if (slash == NULL || strchr(slash, '?') ||
+	    snprintf(base_url, sizeof base_url, "%s", given) >= (int)sizeof base_url)
+		return -1;
+	snprintf(dbname, sizeof dbname, "rg_it_split_%d", (int)getpid());
+	snprintf(url, sizeof url, "%.*s/%s", (int)(slash - given), given, dbname);
+	char sql[128];
+	snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s", dbname);
+	(void)admin_exec(sql);
+	snprintf(sql, sizeof sql, "CREATE DATABASE %s", dbname);
+	if (!admin_exec(sql) || setenv("DATABASE_URL", url, 1) != 0)
+		return -1;
+	const char *args[] = {"migrate", NULL};
+	struct it_proc p;
+	if (it_run(args, NULL, 60, &p) != 0 || p.status != 0) {
+		fprintf(stderr, "migrate: %s\n", p.err ? p.err : "");
+		return -1;
+	}
+	it_proc_free(&p);
 	tenant = it_unique("split");
 	admin = it_token(tenant, "admin", "it-split");
 	return admin ? 0 : -1;
@@ -38,7 +78,10 @@ static int group_teardown(void **state)
 	(void)state;
 	free(admin);
 	free(tenant);
-	return 0;
+	setenv("DATABASE_URL", base_url, 1);
+	char sql[128];
+	snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", dbname);
+	return admin_exec(sql) ? 0 : -1;
 }
 
 /* A session that will hold thread_memory_modes in ACCESS EXCLUSIVE mode (lock_modes): reads
