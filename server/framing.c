@@ -13,6 +13,7 @@
 #include "server/framing.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -136,4 +137,40 @@ bool framing_on_log(const char *fmt)
 		 code == PROBLEM_INVALID_REQUEST ? "is not a number" : "overflows",
 		 core_problem_status(code), sent ? "" : ", answer not sent");
 	return true;
+}
+
+/* libmicrohttpd's messages, without the request's text: its strings (a URL, a header's
+ * value, the HTML of an answer) become "…"; numbers stay. A refused Content-Length also
+ * gets our answer (framing.c). */
+void framing_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char safe[512], msg[512];
+	size_t o = 0;
+	(void)cls;
+	(void)framing_on_log(fmt);
+	for (const char *p = fmt; *p && o + sizeof "…%.0s" < sizeof safe; p++) {
+		if (p[0] == '%' && p[1] == '%') {
+			safe[o++] = *p++;
+			safe[o++] = *p;
+		} else if (p[0] == '%' && p[1] == 's') {
+			memcpy(safe + o, "…%.0s", sizeof "…%.0s" - 1);
+			o += sizeof "…%.0s" - 1;
+			p++;
+		} else {
+			safe[o++] = *p;
+		}
+	}
+	safe[o] = '\0';
+	if (o + sizeof "…%.0s" >= sizeof safe) { /* cut: a conversion may be cut in half */
+		log_warn(NULL, "http: a libmicrohttpd message too long to log");
+		return;
+	}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	vsnprintf(msg, sizeof msg, safe, ap);
+#pragma GCC diagnostic pop
+	size_t n = strlen(msg);
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+		msg[--n] = '\0';
+	log_warn(NULL, "http: %s", msg);
 }

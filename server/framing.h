@@ -3,6 +3,7 @@
 #ifndef RG_SERVER_FRAMING_H
 #define RG_SERVER_FRAMING_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 
 #include "server/request.h"
@@ -14,5 +15,8 @@ void framing_request_seen(struct conn_state *cs);
 /* From libmicrohttpd's logger, with the message's format: true when it was a refused
  * Content-Length and this thread's refused connection was answered and shut. */
 bool framing_on_log(const char *fmt);
+/* libmicrohttpd's logger (MHD_OPTION_EXTERNAL_LOGGER): its messages without the request's
+ * text, and framing_on_log. */
+void framing_mhd_log(void *cls, const char *fmt, va_list ap);
 
 #endif

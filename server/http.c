@@ -437,42 +437,6 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
 	return (size_t)(out - s);
 }
 
-/* libmicrohttpd's messages, without the request's text: its strings (a URL, a header's
- * value, the HTML of an answer) become "…"; numbers stay. A refused Content-Length also
- * gets our answer (framing.c). */
-static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	char safe[512], msg[512];
-	size_t o = 0;
-	(void)cls;
-	(void)framing_on_log(fmt);
-	for (const char *p = fmt; *p && o + sizeof "…%.0s" < sizeof safe; p++) {
-		if (p[0] == '%' && p[1] == '%') {
-			safe[o++] = *p++;
-			safe[o++] = *p;
-		} else if (p[0] == '%' && p[1] == 's') {
-			memcpy(safe + o, "…%.0s", sizeof "…%.0s" - 1);
-			o += sizeof "…%.0s" - 1;
-			p++;
-		} else {
-			safe[o++] = *p;
-		}
-	}
-	safe[o] = '\0';
-	if (o + sizeof "…%.0s" >= sizeof safe) { /* cut: a conversion may be cut in half */
-		log_warn(NULL, "http: a libmicrohttpd message too long to log");
-		return;
-	}
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	vsnprintf(msg, sizeof msg, safe, ap);
-#pragma GCC diagnostic pop
-	size_t n = strlen(msg);
-	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
-		msg[--n] = '\0';
-	log_warn(NULL, "http: %s", msg);
-}
-
 bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct h_route *routes,
 		size_t n_routes, struct http_server **out)
 {
@@ -531,7 +495,7 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 		flags |= MHD_USE_DUAL_STACK;
 	srv->daemon = MHD_start_daemon(
 		flags, (uint16_t)cfg->port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
-		mhd_log, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_CONNECTION_LIMIT,
+		framing_mhd_log, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_CONNECTION_LIMIT,
 		(unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
 		(unsigned)cfg->connection_timeout, MHD_OPTION_THREAD_POOL_SIZE,
 		(unsigned)HTTP_IO_THREADS, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
