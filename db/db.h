@@ -64,8 +64,6 @@ void db_pool_count_acquire_timeout(struct db_pool *pool);
 enum rg_status db_acquire(struct db_pool *pool, struct db_conn **out,
 			  struct db_error *err) RG_MUSTCHECK;
 void db_release(struct db_pool *pool, struct db_conn *conn);
-/* A connection free right now and ready to use, or NULL: never waits, never reconnects. */
-struct db_conn *db_try_acquire(struct db_pool *pool);
 
 /* Runs a prepared statement (preparing it on first use on this connection).
  * On RG_OK *res is new (PQclear it) and holds the rows; on failure *res is NULL and err says
@@ -73,18 +71,6 @@ struct db_conn *db_try_acquire(struct db_pool *pool);
 enum rg_status db_exec(struct db_conn *conn, const struct db_stmt *stmt,
 		       const char *const *params, PGresult **res,
 		       struct db_error *err) RG_MUSTCHECK;
-
-/* A statement in two steps, so that the caller need not block while the database works:
- * db_send writes it out (RG_RETRY, with nothing sent, when it is not prepared on this
- * connection yet, or is planned per execution: db_exec is the way then); db_answer_ready
- * reads what has arrived on db_socket, never waiting, and says whether the whole answer is
- * in; db_finish gives the answer as db_exec would, waiting for the rest when it must. */
-enum rg_status db_send(struct db_conn *conn, const struct db_stmt *stmt,
-		       const char *const *params, struct db_error *err) RG_MUSTCHECK;
-int db_socket(const struct db_conn *conn);
-bool db_answer_ready(struct db_conn *conn);
-enum rg_status db_finish(struct db_conn *conn, PGresult **res,
-			 struct db_error *err) RG_MUSTCHECK;
 
 /* Runs plain SQL without parameters (migrations only). */
 enum rg_status db_exec_script(struct db_conn *conn, const char *sql,

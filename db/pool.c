@@ -20,9 +20,6 @@ struct db_conn {
 	int64_t idle_since_ms; /* when it was last returned */
 	size_t nprepared;
 	const struct db_stmt *prepared[RG_MAX_PREPARED];
-	/* db_send's answer as it arrives (db_answer_ready), until db_finish takes it */
-	PGresult *answer;
-	bool answer_done;
 };
 
 #define POOL_WORDS 4 /* bitmap words: up to 256 connections */
@@ -253,20 +250,6 @@ static struct db_conn *claim(struct db_pool *p)
 	}
 }
 
-/* Whether c can be used as it is. An idle connection has nothing to read (we never LISTEN):
- * anything readable is the server's goodbye after a restart or termination. Noticing it
- * here, without blocking, spares the request a failed first statement. A connection that was
- * busy a moment ago is not checked: under load that saves a system call per request. */
-static bool usable(struct db_conn *c)
-{
-	if (c->pg && !c->broken && coarse_ms() - c->idle_since_ms > IDLE_CHECK_MS) {
-		struct pollfd pfd = {.fd = PQsocket(c->pg), .events = POLLIN};
-		if (pfd.fd < 0 || poll(&pfd, 1, 0) != 0)
-			c->broken = true;
-	}
-	return c->pg && !c->broken && PQstatus(c->pg) == CONNECTION_OK;
-}
-
 enum rg_status db_acquire(struct db_pool *p, struct db_conn **out, struct db_error *err)
 {
 	if (!take_ticket(p)) {
@@ -277,7 +260,17 @@ enum rg_status db_acquire(struct db_pool *p, struct db_conn **out, struct db_err
 	}
 	struct db_conn *c = claim(p);
 	atomic_fetch_add(&p->in_use, 1);
-	if (!usable(c)) {
+
+	/* An idle connection has nothing to read (we never LISTEN): anything readable is the
+	 * server's goodbye after a restart or termination. Noticing it here, without blocking,
+	 * spares the request a failed first statement. A connection that was busy a moment ago
+	 * is not checked: under load that saves a system call per request. */
+	if (c->pg && !c->broken && coarse_ms() - c->idle_since_ms > IDLE_CHECK_MS) {
+		struct pollfd pfd = {.fd = PQsocket(c->pg), .events = POLLIN};
+		if (pfd.fd < 0 || poll(&pfd, 1, 0) != 0)
+			c->broken = true;
+	}
+	if (c->pg == NULL || c->broken || PQstatus(c->pg) != CONNECTION_OK) {
 		if (!connect_conn(p, c, err)) {
 			db_release(p, c);
 			return RG_UNAVAILABLE;
@@ -285,19 +278,6 @@ enum rg_status db_acquire(struct db_pool *p, struct db_conn **out, struct db_err
 	}
 	*out = c;
 	return RG_OK;
-}
-
-struct db_conn *db_try_acquire(struct db_pool *p)
-{
-	if (sem_trywait(&p->free_count) != 0)
-		return NULL;
-	struct db_conn *c = claim(p);
-	atomic_fetch_add(&p->in_use, 1);
-	if (!usable(c)) { /* reconnecting would block: db_acquire does it */
-		db_release(p, c);
-		return NULL;
-	}
-	return c;
 }
 
 void db_release(struct db_pool *p, struct db_conn *c)
@@ -405,72 +385,6 @@ enum rg_status db_exec(struct db_conn *c, const struct db_stmt *stmt, const char
 	}
 	return take_result(c, PQexecPrepared(c->pg, stmt->name, stmt->nparams, params, NULL, NULL, 0),
 			   res, err);
-}
-
-enum rg_status db_send(struct db_conn *c, const struct db_stmt *stmt, const char *const *params,
-		       struct db_error *err)
-{
-	if (stmt->custom_plan || !is_prepared(c, stmt))
-		return RG_RETRY;
-	/* In blocking mode the statement is written out whole: a few hundred bytes, to an idle
-	 * connection's empty socket buffer. */
-	if (!PQsendQueryPrepared(c->pg, stmt->name, stmt->nparams, params, NULL, NULL, 0))
-		return map_failure(c, NULL, err);
-	c->answer = NULL;
-	c->answer_done = false;
-	return RG_OK;
-}
-
-int db_socket(const struct db_conn *c)
-{
-	return PQsocket(c->pg);
-}
-
-/* Keeps r as the answer unless an earlier part of it failed (the failure is the answer). */
-static void keep_answer(struct db_conn *c, PGresult *r)
-{
-	ExecStatusType s = PQresultStatus(r);
-	if (c->answer == NULL || s == PGRES_FATAL_ERROR || s == PGRES_NONFATAL_ERROR) {
-		if (c->answer && PQresultStatus(c->answer) == PGRES_FATAL_ERROR) {
-			PQclear(r);
-			return;
-		}
-		PQclear(c->answer);
-		c->answer = r;
-	} else {
-		PQclear(r);
-	}
-}
-
-bool db_answer_ready(struct db_conn *c)
-{
-	if (c->answer_done)
-		return true;
-	if (!PQconsumeInput(c->pg))
-		return true; /* db_finish reports the failure without waiting */
-	while (!PQisBusy(c->pg)) {
-		PGresult *r = PQgetResult(c->pg);
-		if (r == NULL) {
-			c->answer_done = true;
-			return true;
-		}
-		keep_answer(c, r);
-	}
-	return false;
-}
-
-enum rg_status db_finish(struct db_conn *c, PGresult **res, struct db_error *err)
-{
-	*res = NULL;
-	if (!c->answer_done) {
-		PGresult *r;
-		while ((r = PQgetResult(c->pg)) != NULL)
-			keep_answer(c, r);
-	}
-	PGresult *r = c->answer;
-	c->answer = NULL;
-	c->answer_done = false;
-	return take_result(c, r, res, err);
 }
 
 enum rg_status db_exec_script(struct db_conn *c, const char *sql, struct db_error *err)

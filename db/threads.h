@@ -16,12 +16,6 @@ enum rg_status db_thread_mode_get(struct db_conn *c, const char *tenant_id,
 				  const char *thread_id, struct db_thread_mode *out,
 				  struct db_error *err) RG_MUSTCHECK;
 
-/* db_thread_mode_get in two steps (db_send, db_finish in db.h). */
-enum rg_status db_thread_mode_get_send(struct db_conn *c, const char *tenant_id,
-				       const char *thread_id, struct db_error *err) RG_MUSTCHECK;
-enum rg_status db_thread_mode_get_finish(struct db_conn *c, struct db_thread_mode *out,
-					 struct db_error *err) RG_MUSTCHECK;
-
 /* Compare-and-swap write + audit record in one statement. RG_STALE when expected_revision
  * is not the current revision (the caller reads the current one for the 409). */
 enum rg_status db_thread_mode_put(struct db_conn *c, const struct db_actor *actor,

@@ -74,18 +74,6 @@ enum h_lane {
 			    * a readiness probe (which must not queue behind busy workers) */
 };
 
-struct h_ctx;
-struct db_conn;
-
-/* A read answered by one statement, which server/ may run without a thread waiting on the
- * database: `send` issues the statement on c and returns (RG_RETRY, with nothing sent, when
- * c cannot take it: the route's handler then runs on a lane with c), `finish` takes its
- * answer, waiting if it must, and answers as the handler would. Neither releases c. */
-struct h_split {
-	enum rg_status (*send)(struct h_ctx *ctx, struct db_conn *c);
-	void (*finish)(struct h_ctx *ctx, struct db_conn *c);
-};
-
 /* A route's scope that asks only for a valid token, whatever its scopes: the handler checks
  * scopes itself (/mcp, whose tools each need their own route's scope). */
 #define H_SCOPE_TOKEN (1u << 31)
@@ -103,7 +91,6 @@ struct h_route {
 	/* When not NULL, the lane is chosen from the received body instead (body may be NULL):
 	 * /mcp runs a tool that waits on a provider where that tool's route runs. */
 	enum h_lane (*lane_for)(const char *body, size_t len);
-	const struct h_split *split; /* NULL, or its handler in two steps */
 };
 
 /* GET /v1/events: where a stream starts and what it sends (API.md §10). */

@@ -5,7 +5,6 @@
 #include <strings.h>
 
 #include "core/jsonx.h"
-#include "handlers/common.h"
 #include "server/events.h"
 #include "server/metrics.h"
 #include "server/outbound.h"
@@ -121,67 +120,55 @@ bool dispatch_authenticate(struct request *r, enum MHD_Result *ret)
 /* Everything after the body has arrived (or, for a declared length over the cap, before it
  * is read): the check order of the contract is
  * route (404/405) → authentication (401) → path parameters and body (422/415/400) →
- * scope (403) → the handler. true when the handler may run: r->ctx is set up for it;
- * otherwise the answer is kept in *ret. */
-static bool dispatch_begin(struct request *r, enum MHD_Result *ret)
+ * scope (403) → the handler. */
+enum MHD_Result dispatch(struct request *r)
 {
 	struct http_server *srv = r->srv;
 	const struct h_route *route = r->match.route;
 	const struct auth_principal *who = &r->who;
 	json_t *body = NULL;
+	enum MHD_Result ret;
 
-	if (strcmp(r->method, "OPTIONS") == 0 && r->routed != ROUTER_NOT_FOUND) {
-		*ret = reply_preflight(r);
-		return false;
-	}
-	if (r->routed == ROUTER_NOT_FOUND) {
-		*ret = reply_problem(r, PROBLEM_NOT_FOUND, "No resource at this path.", NULL, -1,
+	if (strcmp(r->method, "OPTIONS") == 0 && r->routed != ROUTER_NOT_FOUND)
+		return reply_preflight(r);
+	if (r->routed == ROUTER_NOT_FOUND)
+		return reply_problem(r, PROBLEM_NOT_FOUND, "No resource at this path.", NULL, -1,
 				     NULL);
-		return false;
-	}
-	if (r->routed == ROUTER_METHOD_NOT_ALLOWED) {
-		*ret = reply_problem(r, PROBLEM_METHOD_NOT_ALLOWED,
+	if (r->routed == ROUTER_METHOD_NOT_ALLOWED)
+		return reply_problem(r, PROBLEM_METHOD_NOT_ALLOWED,
 				     "This path does not support the method.", NULL, -1,
 				     r->match.allow);
-		return false;
-	}
-	if (!dispatch_authenticate(r, ret))
-		return false;
-	if (r->too_large) {
-		*ret = reply_problem(r, PROBLEM_PAYLOAD_TOO_LARGE,
+	if (!dispatch_authenticate(r, &ret))
+		return ret;
+	if (r->too_large)
+		return reply_problem(r, PROBLEM_PAYLOAD_TOO_LARGE,
 				     "The body exceeds the size limit.", NULL, -1, NULL);
-		return false;
-	}
 	for (size_t i = 0; i < r->match.nparams; i++) {
 		if (!core_id_valid(r->match.params[i].value)) {
 			json_t *errors = json_array();
 			core_fields_error(errors, r->match.params[i].name,
 					  "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$");
-			*ret = reply_problem(r, PROBLEM_VALIDATION_FAILED, NULL, errors, -1, NULL);
+			ret = reply_problem(r, PROBLEM_VALIDATION_FAILED, NULL, errors, -1, NULL);
 			json_decref(errors);
-			return false;
+			return ret;
 		}
 	}
 	if (route->body) {
-		if (!json_content_type(header(r->conn, MHD_HTTP_HEADER_CONTENT_TYPE))) {
-			*ret = reply_problem(r, PROBLEM_UNSUPPORTED_MEDIA_TYPE,
+		if (!json_content_type(header(r->conn, MHD_HTTP_HEADER_CONTENT_TYPE)))
+			return reply_problem(r, PROBLEM_UNSUPPORTED_MEDIA_TYPE,
 					     "The body must be application/json.", NULL, -1, NULL);
-			return false;
-		}
 		body = core_json_parse_strict(r->body, r->body_len);
-		if (body == NULL) {
-			*ret = reply_problem(r, PROBLEM_INVALID_JSON,
-					     "The body is not valid JSON.", NULL, -1, NULL);
-			return false;
-		}
+		if (body == NULL)
+			return reply_problem(r, PROBLEM_INVALID_JSON, "The body is not valid JSON.",
+					     NULL, -1, NULL);
 		json_t *errors = json_array();
 		enum rg_problem code =
 			core_fields_check_body(body, route->body, route->check, errors);
 		if (code) {
-			*ret = reply_problem(r, code, NULL, errors, -1, NULL);
+			ret = reply_problem(r, code, NULL, errors, -1, NULL);
 			json_decref(errors);
 			json_decref(body);
-			return false;
+			return ret;
 		}
 		json_decref(errors);
 	}
@@ -190,11 +177,10 @@ static bool dispatch_begin(struct request *r, enum MHD_Result *ret)
 		char detail[192];
 		json_decref(body);
 		core_scope_needed_detail(route->scope, detail, sizeof detail);
-		*ret = reply_problem(r, PROBLEM_FORBIDDEN, detail, NULL, -1, NULL);
-		return false;
+		return reply_problem(r, PROBLEM_FORBIDDEN, detail, NULL, -1, NULL);
 	}
 
-	r->ctx = (struct h_ctx){
+	struct h_ctx ctx = {
 		.route = route,
 		.params = r->match.params,
 		.nparams = r->match.nparams,
@@ -224,97 +210,23 @@ static bool dispatch_begin(struct request *r, enum MHD_Result *ret)
 		.server_data = r->conn,
 		.current_revision = -1,
 	};
+	route->handler(&ctx);
+	if (ctx.held) /* the handler needed no database */
+		db_release(srv->pool, ctx.held);
 	r->held = NULL;
-	r->began = true;
-	return true;
-}
-
-/* After the handler: its answer rendered, the context's resources freed. */
-static enum MHD_Result dispatch_end(struct request *r)
-{
-	struct h_ctx *ctx = &r->ctx;
-	if (ctx->held) /* the handler needed no database */
-		db_release(r->srv->pool, ctx->held);
-	ctx->held = NULL;
 	/* A write may have committed an audit record: other instances' streams hear of it. */
 	if (strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0 &&
-	    ctx->problem_code == PROBLEM_NONE)
+	    ctx.problem_code == PROBLEM_NONE)
 		events_local_commit();
-	enum MHD_Result ret = reply_render(r, ctx);
-	r->dberr = ctx->dberr;
-	dispatch_drop(r);
+	ret = reply_render(r, &ctx);
+	if (ctx.stream) /* refused after it was admitted */
+		events_discard(ctx.stream);
+	r->dberr = ctx.dberr;
+	json_decref(ctx.reply);
+	json_decref(ctx.problem_errors);
+	json_decref(ctx.problem_extra);
+	if (!ctx.raw_static)
+		free(ctx.raw);
+	json_decref(body);
 	return ret;
-}
-
-void dispatch_drop(struct request *r)
-{
-	struct h_ctx *ctx = &r->ctx;
-	if (!r->began)
-		return;
-	r->began = false;
-	if (ctx->held)
-		db_release(r->srv->pool, ctx->held);
-	if (ctx->stream) /* refused after it was admitted */
-		events_discard(ctx->stream);
-	json_decref(ctx->reply);
-	json_decref(ctx->problem_errors);
-	json_decref(ctx->problem_extra);
-	if (!ctx->raw_static)
-		free(ctx->raw);
-	json_decref(ctx->body);
-	*ctx = (struct h_ctx){0};
-}
-
-enum MHD_Result dispatch(struct request *r)
-{
-	enum MHD_Result ret;
-	if (!r->began && !dispatch_begin(r, &ret))
-		return ret;
-	r->ctx.route->handler(&r->ctx);
-	return dispatch_end(r);
-}
-
-enum split_outcome dispatch_split(struct request *r, enum MHD_Result *ret)
-{
-	struct db_pool *pool = r->srv->pool;
-	struct db_conn *c = db_try_acquire(pool);
-	if (c == NULL)
-		return SPLIT_LANE;
-	if (!dispatch_begin(r, ret)) {
-		db_release(pool, c);
-		return SPLIT_DONE;
-	}
-	const struct h_split *split = r->ctx.route->split;
-	enum rg_status st = split->send(&r->ctx, c);
-	if (st == RG_RETRY) { /* not prepared on c yet: the handler prepares it, on a lane */
-		r->ctx.held = c;
-		return SPLIT_LANE;
-	}
-	if (st != RG_OK) {
-		db_release(pool, c);
-		h_db_failed(&r->ctx, st);
-		*ret = dispatch_end(r);
-		return SPLIT_DONE;
-	}
-	r->split_conn = c;
-	return SPLIT_FINISH;
-}
-
-enum MHD_Result dispatch_split_finish(struct request *r)
-{
-	struct db_conn *c = r->split_conn;
-	r->split_conn = NULL;
-	r->ctx.route->split->finish(&r->ctx, c);
-	db_release(r->srv->pool, c);
-	return dispatch_end(r);
-}
-
-void dispatch_split_abandon(struct request *r, enum rg_problem code)
-{
-	/* The statement's answer was never read: the pool sees the connection mid-statement and
-	 * replaces it. */
-	db_release(r->srv->pool, r->split_conn);
-	r->split_conn = NULL;
-	dispatch_drop(r);
-	(void)reply_problem(r, code, NULL, NULL, -1, NULL);
 }

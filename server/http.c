@@ -24,7 +24,6 @@
 #include "server/outbound.h"
 #include "server/request.h"
 #include "server/router.h"
-#include "server/split.h"
 
 #define DRAIN_FACTOR 8
 #define HTTP_IO_THREADS 2
@@ -151,12 +150,10 @@ static void run_on_lane(void *arg)
 {
 	struct request *r = arg;
 	struct http_server *srv = r->srv;
-	if (atomic_load(&srv->draining) && mono_ms() >= atomic_load(&srv->drain_deadline_ms)) {
-		dispatch_drop(r);
+	if (atomic_load(&srv->draining) && mono_ms() >= atomic_load(&srv->drain_deadline_ms))
 		(void)reply_problem(r, PROBLEM_SHUTTING_DOWN, NULL, NULL, -1, NULL);
-	} else {
+	else
 		(void)dispatch(r);
-	}
 	if (r->held) { /* refused before the handler took it */
 		db_release(srv->pool, r->held);
 		r->held = NULL;
@@ -173,40 +170,9 @@ static void expire_on_lane(void *arg)
 	db_pool_count_acquire_timeout(r->srv->pool);
 	snprintf(r->dberr.message, sizeof r->dberr.message, "no worker free within %u ms",
 		 r->srv->cfg->db_acquire_timeout_ms);
-	dispatch_drop(r);
 	(void)reply_problem(r, PROBLEM_DATABASE_UNAVAILABLE, NULL, NULL, -1, NULL);
 	r->lane_done = true;
 	MHD_resume_connection(r->conn);
-}
-
-/* Hands a split read's answer to the split poller (the connection stays suspended). */
-static enum MHD_Result finish_elsewhere(struct request *r)
-{
-	MHD_suspend_connection(r->conn);
-	if (!split_watch(r)) { /* stopping */
-		dispatch_split_abandon(r, PROBLEM_SHUTTING_DOWN);
-		r->lane_done = true;
-		MHD_resume_connection(r->conn);
-	}
-	return MHD_YES;
-}
-
-/* The I/O thread's try at a split read (dispatch_split); MHD_YES with *done false when the
- * request goes to a lane as usual. */
-static enum MHD_Result try_split(struct request *r, bool *done)
-{
-	enum MHD_Result ret = MHD_YES;
-	*done = true;
-	switch (dispatch_split(r, &ret)) {
-	case SPLIT_DONE:
-		return reply_flush(r);
-	case SPLIT_FINISH:
-		return finish_elsewhere(r);
-	case SPLIT_LANE:
-		break;
-	}
-	*done = false;
-	return MHD_YES;
 }
 
 /* Suspends the connection and hands the request to its lane. */
@@ -330,13 +296,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (r->status != 0)
 		return MHD_YES; /* already answered (early 413) */
-	if (r->authenticated && r->routed == ROUTER_FOUND && r->match.route->split &&
-	    !atomic_load(&srv->draining)) {
-		bool done;
-		enum MHD_Result ret = try_split(r, &done);
-		if (done)
-			return ret;
-	}
 	if (!dispatch_inline(r))
 		return to_lane(r);
 	(void)dispatch(r);
@@ -478,9 +437,7 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 	if (!lane_start("workers", cfg->db_pool, cfg->db_pool, cfg->db_acquire_timeout_ms,
 			&srv->workers) ||
 	    !lane_start("elastic", 1, HTTP_ELASTIC_LANE_MAX, cfg->db_acquire_timeout_ms,
-			&srv->elastic) ||
-	    !split_start()) {
-		lane_stop(srv->elastic);
+			&srv->elastic)) {
 		lane_stop(srv->workers);
 		conns_stop();
 		freeaddrinfo(ai);
@@ -511,7 +468,6 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 	if (srv->daemon == NULL) {
 		char addr[sizeof cfg->host + 8];
 		log_error(NULL, "cannot listen on %s", cfg_addr_format(cfg, addr, sizeof addr));
-		split_stop(0);
 		lane_stop(srv->elastic);
 		lane_stop(srv->workers);
 		conns_stop();
@@ -529,11 +485,9 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 static void wait_in_flight(struct http_server *srv, long long until, long long quiet_ms)
 {
 	long long busy_at = mono_ms();
-	for (long long now = busy_at; now < until; now = mono_ms()) {
+	for (long long now = busy_at; now < until && now - busy_at < quiet_ms; now = mono_ms()) {
 		if (atomic_load(&srv->in_flight) > 0)
 			busy_at = now;
-		else if (now - busy_at >= quiet_ms) /* with quiet_ms 0: as soon as none is */
-			break;
 		struct timespec ts = {0, 10 * 1000000L};
 		nanosleep(&ts, NULL);
 	}
@@ -564,8 +518,6 @@ void http_stop(struct http_server *srv, unsigned drain_ms)
 	 * deadline. A lane waits for its running handlers, so a committed write is answered. */
 	lane_stop(srv->elastic);
 	lane_stop(srv->workers);
-	/* Split reads are read-only: what has no answer by the deadline is answered 503. */
-	split_stop(deadline);
 	wait_in_flight(srv, mono_ms() + HTTP_FLUSH_MS, 0); /* those answers go out */
 	MHD_stop_daemon(srv->daemon);
 	if (listen != MHD_INVALID_SOCKET)

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "server/events.h"
-#include "server/split.h"
 #include "server/clients.h"
 #include "server/conns.h"
 #include "server/ratelimit.h"
@@ -217,15 +216,6 @@ char *metrics_render(size_t *len)
 		"recallgate_event_streams_closed_total{reason=\"token_deleted\"} %llu\n",
 		es.open, es.listening ? 1 : 0, es.reconnects, es.sent, es.slow_closed,
 		es.revoked_closed);
-	struct split_stats ss;
-	split_get_stats(&ss);
-	fprintf(f,
-		"# HELP recallgate_split_reads_waiting One-statement reads sent from the I/O "
-		"threads whose answer is awaited, with no thread waiting on it.\n"
-		"# TYPE recallgate_split_reads_waiting gauge\nrecallgate_split_reads_waiting %u\n"
-		"# HELP recallgate_split_reads_total One-statement reads sent from the I/O threads.\n"
-		"# TYPE recallgate_split_reads_total counter\nrecallgate_split_reads_total %llu\n",
-		ss.waiting, ss.total);
 	fclose(f);
 	return buf;
 }

@@ -73,10 +73,6 @@ struct request {
 	bool on_lane;         /* a lane runs dispatch: the database may be used */
 	bool lane_done;       /* the lane finished and resumed the connection */
 	struct db_conn *held; /* borrowed by authentication, handed to the handler */
-	bool began;           /* dispatch's checks passed and ctx is the handler's */
-	struct h_ctx ctx;
-	struct db_conn *split_conn; /* a split read's statement is out on it */
-	struct request *split_prev, *split_next; /* split.c: the reads it waits for */
 	struct clients_ticket client; /* counted in flight for its forwarded client */
 	struct router_match match; /* large: keep it last */
 };
@@ -89,10 +85,10 @@ static inline const char *header(struct MHD_Connection *c, const char *name)
 
 /* ---------------------------------------------------------------- reply.c */
 
+/* Keeps resp (consumed) as r's answer with status; MHD_NO when resp is NULL. Any thread. */
 /* A fresh request id: a per-process random prefix and a counter. */
 void http_new_request_id(char *out, size_t size);
 
-/* Keeps resp (consumed) as r's answer with status; MHD_NO when resp is NULL. Any thread. */
 enum MHD_Result reply_queue(struct request *r, unsigned status, struct MHD_Response *resp);
 /* On the I/O thread: queues the kept answer; MHD_NO (close) when there is none. */
 enum MHD_Result reply_flush(struct request *r);
@@ -115,24 +111,5 @@ enum MHD_Result reply_render(struct request *r, struct h_ctx *ctx);
 bool dispatch_authenticate(struct request *r, enum MHD_Result *ret);
 /* Everything after the body has arrived: scope, path parameters, body, then the handler. */
 enum MHD_Result dispatch(struct request *r);
-
-/* Frees what dispatch's checks set up for a handler that will not run (nothing when they
- * did not run), its borrowed connection included. */
-void dispatch_drop(struct request *r);
-
-/* A split read (h_split) on the I/O thread, for a request whose token the cache verified:
- * with a connection free at once, the checks run and the statement goes out; the split
- * poller (split.c) waits for its answer, so that no thread sleeps on the database for it
- * and it takes no worker. */
-enum split_outcome {
-	SPLIT_DONE,   /* answered (the answer is kept, *ret as dispatch gives it) */
-	SPLIT_LANE,   /* nothing was sent: run dispatch on a lane as usual */
-	SPLIT_FINISH, /* the statement is out on r->split_conn: dispatch_split_finish answers */
-};
-enum split_outcome dispatch_split(struct request *r, enum MHD_Result *ret);
-/* Once the answer is in (db_answer_ready): answers (any thread; it waits if it must). */
-enum MHD_Result dispatch_split_finish(struct request *r);
-/* When the answer will not be waited for: gives the connection back unread, answers code. */
-void dispatch_split_abandon(struct request *r, enum rg_problem code);
 
 #endif
