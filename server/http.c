@@ -485,9 +485,11 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 static void wait_in_flight(struct http_server *srv, long long until, long long quiet_ms)
 {
 	long long busy_at = mono_ms();
-	for (long long now = busy_at; now < until && now - busy_at < quiet_ms; now = mono_ms()) {
+	for (long long now = busy_at; now < until; now = mono_ms()) {
 		if (atomic_load(&srv->in_flight) > 0)
 			busy_at = now;
+		else if (now - busy_at >= quiet_ms) /* with quiet_ms 0: as soon as none is */
+			break;
 		struct timespec ts = {0, 10 * 1000000L};
 		nanosleep(&ts, NULL);
 	}

@@ -424,6 +424,49 @@ static void test_drain_cuts_provider_calls(void **state)
 				   "call in flight (drain 3 s)", took);
 }
 
+/* A request still queued on its lane when the drain ends is answered 503 shutting_down, and
+ * that answer goes out before the daemon stops (the last wait for answers once returned at
+ * once, and such an answer could be lost). */
+static void test_drain_answers_queued_work(void **state)
+{
+	(void)state;
+	const char *env[] = {"RECALLGATE_DRAIN_TIMEOUT=1", "RECALLGATE_DB_POOL=1",
+			     "RECALLGATE_DB_ACQUIRE_TIMEOUT_MS=10000", NULL};
+	struct it_server s;
+	IT_CHECK(it_server_start(&s, env) == 0, "the server did not start");
+	/* the only worker waits on the lock with a write; a read queues behind it */
+	PGconn *locker = lock_audit_log();
+	pid_t writer = fork(), reader = -1;
+	IT_CHECK(writer >= 0, "fork");
+	if (writer == 0) {
+		struct it_resp w;
+		it_request(&s, "PUT", "/v1/threads/edge-queued/memory-mode", admin,
+			   "{\"expected_revision\":0,\"mode\":\"disabled\"}", NULL, &w);
+		_exit(w.status == 200 ? 0 : 1);
+	}
+	it_sleep_ms(300);
+	reader = fork();
+	IT_CHECK(reader >= 0, "fork");
+	if (reader == 0) {
+		struct it_resp r;
+		it_request(&s, "GET", "/v1/threads/edge-queued/memory-mode", admin, NULL, NULL, &r);
+		_exit(r.status == 503 && it_json_str_is(r.json, "code", "shutting_down") ? 0
+			  : r.status == 0					   ? 2
+										   : 1);
+	}
+	it_sleep_ms(300);
+	IT_CHECK(it_server_signal(&s, SIGTERM) == 0, "SIGTERM");
+	it_sleep_ms(1500); /* past the drain's deadline: the queued read will not start */
+	PQclear(PQexec(locker, "ROLLBACK"));
+	PQfinish(locker);
+	int wst = it_wait_pid(writer, 10000), rst = it_wait_pid(reader, 10000);
+	int st = it_server_wait(&s, 10);
+	IT_CHECK(wst == 0, "the committed write was not answered 200 (%d)", wst);
+	IT_CHECK(rst == 0, "the queued read was not answered 503 shutting_down (%s)",
+		 rst == 2 ? "no answer" : "another answer");
+	IT_CHECK(st == 0, "exit status %d after the drain", st);
+}
+
 int main(void)
 {
 	if (!it_init())
@@ -434,6 +477,7 @@ int main(void)
 	    cmocka_unit_test(test_forwarded_client_limit),
 	    cmocka_unit_test(test_drain_answers_every_committed_write),
 	    cmocka_unit_test(test_drain_cuts_provider_calls),
+	    cmocka_unit_test(test_drain_answers_queued_work),
 	};
 	int rc = cmocka_run_group_tests_name("it_edge", tests, group_setup, group_teardown);
 	it_cleanup();
