@@ -13,9 +13,10 @@
 #include "server/framing.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -141,7 +142,7 @@ bool framing_on_log(const char *fmt)
 
 /* libmicrohttpd's messages, without the request's text: its strings (a URL, a header's
  * value, the HTML of an answer) become "…"; numbers stay. A refused Content-Length also
- * gets our answer (framing.c). */
+ * gets our answer (framing_on_log). */
 void framing_mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	char safe[512], msg[512];
