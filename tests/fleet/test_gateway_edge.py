@@ -7,7 +7,8 @@ far over it, nginx answers 414/431 itself; all in problem+json. A body of RECALL
 (1 MiB) reaches the instance; one byte more is refused 413 (problem+json) by nginx unread. The gateway does not
 serve /metrics, it sends an HTTP/1.0 request without Host on with one, and it gives every
 request one id that the client, the gateway's access log
-and the instance's log share.
+and the instance's log share. With every instance stopped, the gateway's own 502 is
+problem+json too (code instance_unavailable, Retry-After: 1).
 """
 import socket
 import time
@@ -104,6 +105,26 @@ def test():
         if mine.header("X-Request-Id") != "fleet-edge-1" or len(rid) != 32:
             fleet.fail(f"request ids: {mine.header('X-Request-Id')}, {rid}")
         access_line(f, rid)
+
+        # Every instance gone: nginx's own 502, in the service's shape.
+        for inst in f.instances:
+            inst.stop()
+        s = socket.create_connection(("127.0.0.1", gw), timeout=10)
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: g\r\nX-Request-Id: fleet-edge-502\r\n"
+                  b"Connection: close\r\n\r\n")
+        data = b""
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            data += d
+        s.close()
+        head, _, body = data.partition(b"\r\n\r\n")
+        if not (head.startswith(b"HTTP/1.1 502 ") and b"application/problem+json" in head
+                and b"Retry-After: 1" in head and b"X-Request-Id: fleet-edge-502" in head
+                and b'"code":"instance_unavailable"' in body
+                and b'"request_id":"fleet-edge-502"' in body):
+            fleet.fail(f"with no instance up the gateway answered:\n{data.decode(errors='replace')}")
 
 
 if __name__ == "__main__":
