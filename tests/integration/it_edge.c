@@ -129,6 +129,20 @@ static PGconn *lock_audit_log(void)
 	return locker;
 }
 
+/* A child that makes the first write of the memory mode at path; it exits 0 on a 200. */
+static pid_t fork_first_write(const struct it_server *s, const char *path)
+{
+	pid_t writer = fork();
+	IT_CHECK(writer >= 0, "fork");
+	if (writer == 0) {
+		struct it_resp w;
+		it_request(s, "PUT", path, admin, "{\"expected_revision\":0,\"mode\":\"disabled\"}",
+			   NULL, &w);
+		_exit(w.status == 200 ? 0 : 1);
+	}
+	return writer;
+}
+
 static void test_busy_pool_is_ready(void **state)
 {
 	(void)state;
@@ -142,14 +156,7 @@ static void test_busy_pool_is_ready(void **state)
 
 	/* a write waits on a lock while it holds the pool's only connection */
 	PGconn *locker = lock_audit_log();
-	pid_t writer = fork();
-	IT_CHECK(writer >= 0, "fork");
-	if (writer == 0) {
-		struct it_resp w;
-		it_request(&s, "PUT", "/v1/threads/edge-busy/memory-mode", admin,
-			   "{\"expected_revision\":0,\"mode\":\"disabled\"}", NULL, &w);
-		_exit(w.status == 200 ? 0 : 1);
-	}
+	pid_t writer = fork_first_write(&s, "/v1/threads/edge-busy/memory-mode");
 	it_sleep_ms(500);
 	/* the pool is busy, the database is fine: ready */
 	it_request(&s, "GET", "/readyz", NULL, NULL, NULL, &r);
@@ -436,16 +443,9 @@ static void test_drain_answers_queued_work(void **state)
 	IT_CHECK(it_server_start(&s, env) == 0, "the server did not start");
 	/* the only worker waits on the lock with a write; a read queues behind it */
 	PGconn *locker = lock_audit_log();
-	pid_t writer = fork(), reader = -1;
-	IT_CHECK(writer >= 0, "fork");
-	if (writer == 0) {
-		struct it_resp w;
-		it_request(&s, "PUT", "/v1/threads/edge-queued/memory-mode", admin,
-			   "{\"expected_revision\":0,\"mode\":\"disabled\"}", NULL, &w);
-		_exit(w.status == 200 ? 0 : 1);
-	}
+	pid_t writer = fork_first_write(&s, "/v1/threads/edge-queued/memory-mode");
 	it_sleep_ms(300);
-	reader = fork();
+	pid_t reader = fork();
 	IT_CHECK(reader >= 0, "fork");
 	if (reader == 0) {
 		struct it_resp r;
