@@ -6,13 +6,6 @@
 #include "server/events.h"
 #include "server/request.h"
 
-static const char *allowed_origin(const struct request *r);
-
-bool reply_origin_allowed(const struct request *r)
-{
-	return allowed_origin(r) != NULL;
-}
-
 static const char *allowed_origin(const struct request *r)
 {
 	const char *origin = header(r->conn, "Origin");
@@ -22,6 +15,11 @@ static const char *allowed_origin(const struct request *r)
 		if (strcmp(origin, r->srv->cfg->origins[i]) == 0)
 			return origin;
 	return NULL;
+}
+
+bool reply_origin_allowed(const struct request *r)
+{
+	return allowed_origin(r) != NULL;
 }
 
 static void add_common_headers(struct request *r, struct MHD_Response *resp)

@@ -83,12 +83,14 @@ static inline const char *header(struct MHD_Connection *c, const char *name)
 }
 
 
-/* ---------------------------------------------------------------- reply.c */
+/* ---------------------------------------------------------------- http.c */
 
-/* Keeps resp (consumed) as r's answer with status; MHD_NO when resp is NULL. Any thread. */
 /* A fresh request id: a per-process random prefix and a counter. */
 void http_new_request_id(char *out, size_t size);
 
+/* ---------------------------------------------------------------- reply.c */
+
+/* Keeps resp (consumed) as r's answer with status; MHD_NO when resp is NULL. Any thread. */
 enum MHD_Result reply_queue(struct request *r, unsigned status, struct MHD_Response *resp);
 /* On the I/O thread: queues the kept answer; MHD_NO (close) when there is none. */
 enum MHD_Result reply_flush(struct request *r);
