@@ -8,7 +8,9 @@
 #define RG_MAX_ID_BYTES 128
 #define RG_MAX_REQUEST_ID_BYTES 128
 
-/* ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$ — thread_id, goal_id, agent_id, key, ... */
+/* Caller-chosen ids (thread_id, goal_id, agent_id, key, ...), as a JSON Schema / error text. */
+#define RG_ID_PATTERN "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
+/* Matches RG_ID_PATTERN. */
 bool core_id_valid(const char *s);
 /* ^[A-Za-z0-9._:-]{1,128}$ — a caller's X-Request-Id we are willing to echo. */
 bool core_request_id_valid(const char *s);

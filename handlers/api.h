@@ -133,6 +133,10 @@ struct h_ctx {
 	/* An Origin header is present and is not one of RECALLGATE_CORS_ORIGINS */
 	bool foreign_origin;
 	void (*token_deleted)(const char *sha256_hex); /* drop from the verification cache */
+	/* Charges one more request to the token's rate limit (RECALLGATE_RATE_LIMIT), for work
+	 * that one HTTP request carries several of (an /mcp batch's tool calls past the first);
+	 * false when refused. */
+	bool (*rate_take)(const struct h_ctx *ctx);
 	char *(*metrics_text)(size_t *len);            /* new: free() it */
 	/* Calls a provider (blocking, bounded by call->deadline_ms; passes the request's
 	 * traceparent on). Never call it while holding a database connection. */

@@ -4,11 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "core/ids.h"
 #include "core/problem.h"
 #include "core/timefmt.h"
 
-const char h_id_reason[] = "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$";
+const char h_id_reason[] = "must match " RG_ID_PATTERN;
 
 void h_reply(struct h_ctx *ctx, int status, json_t *body)
 {
@@ -265,4 +267,15 @@ json_t *h_time(int64_t epoch_ms)
 	char buf[RG_TIME_SIZE];
 	core_time_format(epoch_ms, buf);
 	return json_string(buf);
+}
+
+bool h_json_content_type(const char *ct)
+{
+	static const char want[] = "application/json";
+	if (ct == NULL || strncasecmp(ct, want, sizeof want - 1) != 0)
+		return false;
+	const char *rest = ct + sizeof want - 1;
+	while (*rest == ' ')
+		rest++;
+	return *rest == '\0' || *rest == ';'; /* parameters (charset) may follow */
 }

@@ -10,6 +10,8 @@
 
 /* The 422 reason for a caller-chosen id off its pattern. */
 extern const char h_id_reason[];
+/* Whether a Content-Type value is application/json (any case), alone or with parameters. */
+bool h_json_content_type(const char *ct);
 
 #define H_PAGE_DEFAULT 50
 #define H_PAGE_MAX 200

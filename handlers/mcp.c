@@ -134,7 +134,7 @@ static json_t *tools_list(const struct h_ctx *ctx, const json_t *id, const json_
 }
 
 static json_t *tools_call(struct h_ctx *ctx, const json_t *id, const json_t *params,
-			  enum mcp_revision rev)
+			  enum mcp_revision rev, bool charge)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
 	const json_t *args = json_object_get(params, "arguments");
@@ -146,14 +146,18 @@ static json_t *tools_call(struct h_ctx *ctx, const json_t *id, const json_t *par
 	if (args && !json_is_object(args))
 		return rpc_error(id, RPC_INVALID_PARAMS, "params.arguments must be an object");
 	json_t *empty = json_object();
-	json_t *result = mcp_tool_call(ctx, t, args ? args : empty, rev);
+	json_t *result = mcp_tool_call(ctx, t, args ? args : empty, rev, charge);
 	json_decref(empty);
 	return rpc_result(id, result);
 }
 
-/* The answer to one message (new), or NULL when it gets none (a notification, a response). */
-static json_t *answer(struct h_ctx *ctx, const json_t *m, enum mcp_revision rev, bool in_batch)
+/* The answer to one message (new), or NULL when it gets none (a notification, a response).
+ * calls counts a batch's tool calls (NULL: not a batch): the HTTP request paid the rate limit
+ * for the first; each later one pays its own. */
+static json_t *answer(struct h_ctx *ctx, const json_t *m, enum mcp_revision rev,
+		      unsigned *calls)
 {
+	bool in_batch = calls != NULL;
 	enum msg_kind kind = classify(m);
 	if (kind == MSG_NOTIFICATION || kind == MSG_RESPONSE)
 		return NULL; /* notifications/initialized, cancelled, ...: nothing to do */
@@ -173,7 +177,7 @@ static json_t *answer(struct h_ctx *ctx, const json_t *m, enum mcp_revision rev,
 	if (strcmp(method, "tools/list") == 0)
 		return tools_list(ctx, id, params, rev);
 	if (strcmp(method, "tools/call") == 0)
-		return tools_call(ctx, id, params, rev);
+		return tools_call(ctx, id, params, rev, in_batch && (*calls)++ > 0);
 	return rpc_error(id, RPC_METHOD_NOT_FOUND, "Method not found");
 }
 
@@ -209,15 +213,20 @@ static bool accepts_json(const char *accept)
 	return false;
 }
 
+/* Answers hold a tenant's data, as /v1's do. */
+static const struct h_header mcp_headers[] = {{"Cache-Control", "no-store"}};
+
 void h_mcp(struct h_ctx *ctx)
 {
+	ctx->headers = mcp_headers;
+	ctx->nheaders = sizeof mcp_headers / sizeof mcp_headers[0];
 	/* DNS rebinding: a browser page of another origin must not reach a local server. */
 	if (ctx->foreign_origin) {
 		refuse(ctx, 403, RPC_TRANSPORT_REFUSED,
 		       "Forbidden: this Origin is not in RECALLGATE_CORS_ORIGINS");
 		return;
 	}
-	if (!media_is(ctx->header(ctx, "Content-Type"), "application/json")) {
+	if (!h_json_content_type(ctx->header(ctx, "Content-Type"))) {
 		refuse(ctx, 415, RPC_TRANSPORT_REFUSED,
 		       "Unsupported Media Type: Content-Type must be application/json");
 		return;
@@ -255,8 +264,9 @@ void h_mcp(struct h_ctx *ctx)
 		}
 		json_t *answers = json_array(), *m;
 		size_t i;
+		unsigned calls = 0;
 		json_array_foreach(msg, i, m) {
-			json_t *a = answer(ctx, m, (enum mcp_revision)rev, true);
+			json_t *a = answer(ctx, m, (enum mcp_revision)rev, &calls);
 			if (a)
 				json_array_append_new(answers, a);
 		}
@@ -268,7 +278,7 @@ void h_mcp(struct h_ctx *ctx)
 		}
 		goto out;
 	}
-	json_t *a = answer(ctx, msg, (enum mcp_revision)rev, false);
+	json_t *a = answer(ctx, msg, (enum mcp_revision)rev, NULL);
 	if (a == NULL)
 		ctx->status = 202;
 	else
@@ -292,39 +302,17 @@ static bool contains(const char *hay, size_t n, const char *needle)
 	return false;
 }
 
-/* Does the body mention a tool whose route runs on the elastic lane? A byte search, so that
- * the I/O thread parses only the bodies that may need that lane. */
-static bool mentions_elastic_tool(const char *body, size_t len)
+/* The lane of a /mcp request: where its tools' routes run (a tool that waits on a provider
+ * must not hold a worker). A byte search for the names of those tools, on the I/O thread
+ * before the handler: nothing is parsed there, and a body that only mentions such a name
+ * costs an elastic thread instead of a worker. */
+enum h_lane h_mcp_lane(const char *body, size_t len)
 {
 	for (size_t i = 0; body && i < mcp_tools_count; i++) {
 		const struct h_route *route = mcp_tool_route(&mcp_tools[i]);
 		if (route && route->lane == H_LANE_ELASTIC &&
 		    contains(body, len, mcp_tools[i].name))
-			return true;
+			return H_LANE_ELASTIC;
 	}
-	return false;
-}
-
-/* The lane of a /mcp request: where its tools' routes run (a tool that waits on a provider
- * must not hold a worker). Runs on the I/O thread before the handler; parsed leniently: a
- * body that does not parse gets its 400 on the worker lane. */
-enum h_lane h_mcp_lane(const char *body, size_t len)
-{
-	json_t *msg = mentions_elastic_tool(body, len) ? json_loadb(body, len, 0, NULL) : NULL;
-	enum h_lane lane = H_LANE_WORKER;
-	size_t n = json_is_array(msg) ? json_array_size(msg) : 1;
-	for (size_t i = 0; msg && i < n && i < MCP_BATCH_MAX; i++) {
-		const json_t *m = json_is_array(msg) ? json_array_get(msg, i) : msg;
-		const char *method = json_string_value(json_object_get(m, "method"));
-		const json_t *params = json_object_get(m, "params");
-		const struct mcp_tool *t =
-			method && strcmp(method, "tools/call") == 0
-				? mcp_tool_find(json_string_value(json_object_get(params, "name")))
-				: NULL;
-		const struct h_route *route = t ? mcp_tool_route(t) : NULL;
-		if (route && route->lane == H_LANE_ELASTIC)
-			lane = H_LANE_ELASTIC;
-	}
-	json_decref(msg);
-	return lane;
+	return H_LANE_WORKER;
 }

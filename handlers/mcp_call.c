@@ -159,7 +159,7 @@ static bool no_stream(struct h_ctx *ctx, const struct h_events_request *req)
 }
 
 json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t *arguments,
-		      enum mcp_revision rev)
+		      enum mcp_revision rev, bool charge)
 {
 	const struct h_route *route = mcp_tool_route(t);
 	struct call_input in = {.errors = json_array()};
@@ -188,6 +188,11 @@ json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t 
 	};
 	if (route == NULL) {
 		payload = problem_of(&sub, PROBLEM_INTERNAL, NULL, NULL, -1);
+		goto out;
+	}
+	/* First, as /v1 refuses it before anything else. */
+	if (charge && !ctx->rate_take(ctx)) {
+		payload = problem_of(&sub, PROBLEM_RATE_LIMITED, NULL, NULL, -1);
 		goto out;
 	}
 	/* The order of /v1: path parameters and body (422), then the scope (403). */

@@ -47,8 +47,10 @@ void mcp_each_path_param(const char *tmpl, void (*fn)(const char *name, size_t l
 json_t *mcp_schema_of_fields(const struct field_spec *spec);
 /* new: the CallToolResult of calling t with arguments (borrowed, an object) on behalf of
  * ctx's caller: the route's handler runs with the h_ctx /v1 would build (path parameters,
- * body and query from the arguments, the same validation and scope check). */
+ * body and query from the arguments, the same validation and scope check). charge: the call
+ * pays the token's rate limit first (a batch's calls past the first): refused, it is an
+ * isError rate_limited result. */
 json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t *arguments,
-		      enum mcp_revision rev);
+		      enum mcp_revision rev, bool charge);
 
 #endif

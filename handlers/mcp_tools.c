@@ -12,7 +12,6 @@
 #include "handlers/common.h"
 #include "handlers/mcp_internal.h"
 
-#define ID_PATTERN "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
 
 /* GET /v1/audit/verify's query parameters (validated by h_audit_verify). */
 static const struct field_spec audit_verify_query[] = {
@@ -359,7 +358,7 @@ static void add_path_param(const char *name, size_t len, void *arg)
 	snprintf(key, sizeof key, "%.*s", (int)len, name);
 	json_object_set_new(json_object_get(schema, "properties"), key,
 			    json_pack("{s:s, s:i, s:i, s:s, s:s}", "type", "string", "minLength", 1,
-				      "maxLength", RG_MAX_ID_BYTES, "pattern", ID_PATTERN,
+				      "maxLength", RG_MAX_ID_BYTES, "pattern", RG_ID_PATTERN,
 				      "description", "path parameter of the /v1 route"));
 	json_array_append_new(json_object_get(schema, "required"), json_string(key));
 }

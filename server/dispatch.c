@@ -2,9 +2,9 @@
  * the handler context, and the handler call. */
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "core/jsonx.h"
+#include "handlers/common.h"
 #include "server/events.h"
 #include "server/metrics.h"
 #include "server/outbound.h"
@@ -42,6 +42,12 @@ static bool foreign_origin(struct request *r)
 	return true;
 }
 
+static bool ctx_rate_take(const struct h_ctx *ctx)
+{
+	unsigned retry_after_s;
+	return ratelimit_take(ctx->token_id, &retry_after_s);
+}
+
 static char *ctx_metrics(size_t *len)
 {
 	return metrics_render(len);
@@ -68,17 +74,6 @@ static void ctx_provider_observe(const struct h_ctx *ctx, const struct h_call_re
 		 "provider %s extension_id=%s outcome=%s reason=%s%s%s latency_ms=%lld", r->call,
 		 r->extension_id, r->outcome, r->reason ? r->reason : "-", r->why ? " why=" : "",
 		 r->why ? r->why : "", r->latency_ms);
-}
-
-static bool json_content_type(const char *ct)
-{
-	static const char want[] = "application/json";
-	if (ct == NULL || strncasecmp(ct, want, sizeof want - 1) != 0)
-		return false;
-	const char *rest = ct + sizeof want - 1;
-	while (*rest == ' ')
-		rest++;
-	return *rest == '\0' || *rest == ';'; /* parameters (charset) may follow */
 }
 
 /* Verifies the bearer token once per request: from the cache on the I/O thread (on the
@@ -146,15 +141,14 @@ enum MHD_Result dispatch(struct request *r)
 	for (size_t i = 0; i < r->match.nparams; i++) {
 		if (!core_id_valid(r->match.params[i].value)) {
 			json_t *errors = json_array();
-			core_fields_error(errors, r->match.params[i].name,
-					  "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$");
+			core_fields_error(errors, r->match.params[i].name, h_id_reason);
 			ret = reply_problem(r, PROBLEM_VALIDATION_FAILED, NULL, errors, -1, NULL);
 			json_decref(errors);
 			return ret;
 		}
 	}
 	if (route->body) {
-		if (!json_content_type(header(r->conn, MHD_HTTP_HEADER_CONTENT_TYPE)))
+		if (!h_json_content_type(header(r->conn, MHD_HTTP_HEADER_CONTENT_TYPE)))
 			return reply_problem(r, PROBLEM_UNSUPPORTED_MEDIA_TYPE,
 					     "The body must be application/json.", NULL, -1, NULL);
 		body = core_json_parse_strict(r->body, r->body_len);
@@ -204,6 +198,7 @@ enum MHD_Result dispatch(struct request *r)
 		.events_open = events_open,
 		.foreign_origin = foreign_origin(r),
 		.token_deleted = auth_forget,
+		.rate_take = ctx_rate_take,
 		.metrics_text = ctx_metrics,
 		.provider_call = ctx_provider_call,
 		.provider_observe = ctx_provider_observe,

@@ -162,7 +162,7 @@ enum MHD_Result reply_render(struct request *r, struct h_ctx *ctx)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, ctx->location);
 	for (size_t i = 0; i < ctx->nheaders; i++)
 		MHD_add_response_header(resp, ctx->headers[i].name, ctx->headers[i].value);
-	if (strncmp(ctx->route->path, "/v1/", 4) == 0 || strcmp(ctx->route->path, "/mcp") == 0)
+	if (strncmp(ctx->route->path, "/v1/", 4) == 0)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	return reply_queue(r, (unsigned)ctx->status, resp);
 }

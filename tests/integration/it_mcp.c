@@ -459,6 +459,47 @@ static void test_provider_tool_holds_no_worker(void **state)
 	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
 }
 
+/* One HTTP request pays the token's rate limit once; a batch's later tool calls each pay
+ * their own, and those refused are isError rate_limited results (the others run). */
+static void test_batch_pays_rate_limit(void **state)
+{
+	(void)state;
+	const char *env[] = {"RECALLGATE_RATE_LIMIT=1", "RECALLGATE_RATE_BURST=3", NULL};
+	struct it_server s;
+	IT_CHECK(it_server_start(&s, env) == 0, "the server did not start");
+	static const char call[] = "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
+				   "\"params\":{\"name\":\"memory_search\",\"arguments\":"
+				   "{\"query\":\"alpha\"}}}";
+	char body[1024], *p = body;
+	p += sprintf(p, "[");
+	for (int i = 1; i <= 5; i++) {
+		p += sprintf(p, "%s", i > 1 ? "," : "");
+		p += sprintf(p, call, i);
+	}
+	sprintf(p, "]");
+	struct it_resp r;
+	it_request(&s, "POST", "/mcp", admin, body, NULL, &r); /* 2025-03-26: batches */
+	IT_STATUS(&r, 200);
+	IT_CHECK(json_array_size(r.json) == 5, "5 answers: %.300s", r.body);
+	for (size_t i = 0; i < 5; i++) {
+		const json_t *res = json_object_get(json_array_get(r.json, i), "result");
+		const char *text = json_string_value(
+			json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
+		bool limited = text && strstr(text, "\"code\":\"rate_limited\"");
+		/* the request and the next two calls fit the burst of 3 */
+		IT_CHECK(json_is_boolean(json_object_get(res, "isError")) &&
+				 json_is_true(json_object_get(res, "isError")) == (i >= 3) &&
+				 limited == (i >= 3),
+			 "call %zu of the batch: %.300s", i + 1, r.body);
+	}
+	it_resp_free(&r);
+	it_request(&s, "GET", "/metrics", NULL, NULL, NULL, &r);
+	double refused = it_metric_value(r.body, "recallgate_rate_limited_total");
+	it_resp_free(&r);
+	IT_CHECK(refused == 2, "recallgate_rate_limited_total is %.0f, want 2", refused);
+	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
+}
+
 int main(void)
 {
 	if (!it_init())
@@ -472,6 +513,7 @@ int main(void)
 		cmocka_unit_test(test_rpc_errors),
 		cmocka_unit_test(test_transport_refusals),
 		cmocka_unit_test(test_batches),
+		cmocka_unit_test(test_batch_pays_rate_limit),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_tools_by_scope),
 		cmocka_unit_test(test_provider_tool_holds_no_worker),
