@@ -32,6 +32,10 @@ struct db_stmt {
 struct db_pool;
 struct db_conn;
 
+/* The status of a failed statement on pg (res may be NULL), SQLSTATE mapped in one place, with
+ * err filled without request values: PostgreSQL's messages can quote them, so outside
+ * connection, resource and internal failures only constraint, table and column names stay. */
+enum rg_status db_error_from(PGconn *pg, const PGresult *res, struct db_error *err);
 /* Fills err (may be NULL) with one line of msg. */
 void db_error_set(struct db_error *err, enum rg_status st, const char *sqlstate,
 		  const char *msg);

@@ -22,19 +22,12 @@ static void ignore_notice(void *arg, const char *message)
 	(void)message;
 }
 
-static void fail(struct db_events *ev, struct db_error *err, const PGresult *res)
-{
-	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-	db_error_set(err, PQstatus(ev->pg) == CONNECTION_OK ? RG_ERROR : RG_UNAVAILABLE,
-		     state ? state : "08006", PQerrorMessage(ev->pg));
-}
-
 static bool run(struct db_events *ev, const char *sql, struct db_error *err)
 {
 	PGresult *res = PQexec(ev->pg, sql);
 	bool ok = PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK;
 	if (!ok)
-		fail(ev, err, res);
+		(void)db_error_from(ev->pg, res, err);
 	PQclear(res);
 	return ok;
 }
@@ -133,7 +126,7 @@ bool db_events_horizon(struct db_events *ev, const int64_t *notify_after,
 		out->x = xid_value(res, 1);
 		out->m = xid_value(res, 2);
 	} else {
-		fail(ev, err, res);
+		(void)db_error_from(ev->pg, res, err);
 	}
 	PQclear(res);
 	return ok;
@@ -145,7 +138,7 @@ static bool fetch(struct db_events *ev, const char *sql, int n, const char *cons
 	*res = PQexecParams(ev->pg, sql, n, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(*res) == PGRES_TUPLES_OK)
 		return true;
-	fail(ev, err, *res);
+	(void)db_error_from(ev->pg, *res, err);
 	PQclear(*res);
 	*res = NULL;
 	return false;

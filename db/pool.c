@@ -295,7 +295,7 @@ void db_release(struct db_pool *p, struct db_conn *c)
 }
 
 /* SQLSTATE → status, in one place (Taler's HARD / SOFT / NO_ROWS idea). */
-static enum rg_status map_failure(struct db_conn *c, const PGresult *res, struct db_error *err)
+enum rg_status db_error_from(PGconn *pg, const PGresult *res, struct db_error *err)
 {
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	/* The log must not carry request values, and PostgreSQL's messages can quote them
@@ -308,7 +308,7 @@ static enum rg_status map_failure(struct db_conn *c, const PGresult *res, struct
 	    strncmp(state, "57", 2) == 0 || strncmp(state, "XX", 2) == 0) {
 		msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
 		if (msg == NULL)
-			msg = PQerrorMessage(c->pg);
+			msg = PQerrorMessage(pg);
 	} else {
 		const char *constraint = PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
 		const char *table = PQresultErrorField(res, PG_DIAG_TABLE_NAME);
@@ -318,10 +318,9 @@ static enum rg_status map_failure(struct db_conn *c, const PGresult *res, struct
 		msg = names;
 	}
 	enum rg_status st = RG_ERROR;
-	if (PQstatus(c->pg) != CONNECTION_OK || state == NULL || strncmp(state, "08", 2) == 0 ||
+	if (PQstatus(pg) != CONNECTION_OK || state == NULL || strncmp(state, "08", 2) == 0 ||
 	    strcmp(state, "57P01") == 0 || strcmp(state, "57P02") == 0 ||
 	    strcmp(state, "57P03") == 0) {
-		c->broken = true;
 		st = RG_UNAVAILABLE;
 	} else if (strcmp(state, "57014") == 0) {
 		/* statement_timeout (or a cancel): the connection is fine and the database is up;
@@ -334,6 +333,15 @@ static enum rg_status map_failure(struct db_conn *c, const PGresult *res, struct
 		st = RG_CONFLICT;
 	}
 	db_error_set(err, st, state, msg);
+	return st;
+}
+
+/* db_error_from for a pool connection: one the database or the network dropped is replaced. */
+static enum rg_status map_failure(struct db_conn *c, const PGresult *res, struct db_error *err)
+{
+	enum rg_status st = db_error_from(c->pg, res, err);
+	if (st == RG_UNAVAILABLE)
+		c->broken = true;
 	return st;
 }
 

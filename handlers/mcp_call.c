@@ -154,7 +154,7 @@ static const char *no_header(const struct h_ctx *ctx, const char *name)
 static bool no_stream(struct h_ctx *ctx, const struct h_events_request *req)
 {
 	(void)req;
-	ctx->problem_code = PROBLEM_INTERNAL;
+	h_problem(ctx, PROBLEM_INTERNAL, NULL, NULL);
 	return false;
 }
 

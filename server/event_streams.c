@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "handlers/common.h"
 #include "server/clock.h"
 #include "server/events_internal.h"
 #include "server/log.h"
@@ -165,20 +166,20 @@ static void stream_gone(void *cls)
 bool events_open(struct h_ctx *ctx, const struct h_events_request *req)
 {
 	if (ctx->shutting_down || atomic_load(&events_hub.draining)) {
-		ctx->problem_code = PROBLEM_SHUTTING_DOWN;
+		h_problem(ctx, PROBLEM_SHUTTING_DOWN, NULL, NULL);
 		return false;
 	}
 	unsigned open = atomic_load(&events_hub.open);
 	do {
 		if (open >= events_hub.max) {
-			ctx->problem_code = PROBLEM_TOO_MANY_STREAMS;
+			h_problem(ctx, PROBLEM_TOO_MANY_STREAMS, NULL, NULL);
 			return false;
 		}
 	} while (!atomic_compare_exchange_weak(&events_hub.open, &open, open + 1));
 	struct stream *s = calloc(1, sizeof *s);
 	if (s == NULL) {
 		atomic_fetch_sub(&events_hub.open, 1);
-		ctx->problem_code = PROBLEM_INTERNAL;
+		h_problem(ctx, PROBLEM_INTERNAL, NULL, NULL);
 		return false;
 	}
 	pthread_mutex_init(&s->mu, NULL);

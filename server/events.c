@@ -64,11 +64,15 @@ struct row_text {
 	size_t len;
 };
 
+/* Queues row i on s. A row that cannot be rendered (out of memory) ends the stream: its pos
+ * moves past the row anyway, and the client must resume (Last-Event-ID) to get it. */
 static void send_row(struct stream *s, const PGresult *res, int i, struct row_text *rt,
 		     long long now)
 {
-	if (rt->text == NULL && (rt->text = event_text(res, i, &rt->len)) == NULL)
+	if (rt->text == NULL && (rt->text = event_text(res, i, &rt->len)) == NULL) {
+		stream_end(s, END_ABORT, true);
 		return;
+	}
 	stream_append(s, rt->text, rt->len);
 	s->last_write_ms = now;
 	atomic_fetch_add(&events_hub.sent, 1);
@@ -400,8 +404,12 @@ static void *hub_main(void *arg)
 		bool notify = atomic_exchange(&events_hub.local_commit, false);
 		/* a first stream needs a mark, so a sample, even when the sequence did not move */
 		want = want || (nstreams > 0 && !events_hub.mark_known && events_hub.npend == 0);
-		if (want || notify || commits > 0 || events_hub.npend > 0 ||
-		    now - polled_at >= POLL_EVERY_MS) {
+		/* With no stream, nothing to notify and nothing pending, a call would sample nothing
+		 * and release nothing: other instances' commits cost this one no query. */
+		if (nstreams == 0 && !notify && events_hub.npend == 0)
+			want = false;
+		else if (want || notify || commits > 0 || events_hub.npend > 0 ||
+			 now - polled_at >= POLL_EVERY_MS) {
 			polled_at = now;
 			want = false;
 			advance(notify, nstreams, now);
