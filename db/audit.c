@@ -1,4 +1,5 @@
 #include "db/audit.h"
+#include "db/audit_columns.h"
 
 #include <stdio.h>
 
@@ -6,9 +7,7 @@
 
 static const struct db_stmt list_stmt = {
 	"audit_list",
-	"SELECT seq, epoch_ms(at), actor_token_id, action, resource_type, resource_id,"
-	" revision_before, revision_after, request_id, details::text, prev_hash, hash"
-	" FROM audit_log WHERE tenant_id = $1"
+	"SELECT " DB_AUDIT_COLUMNS " FROM audit_log WHERE tenant_id = $1"
 	" AND ($2::text IS NULL OR resource_type = $2) AND ($3::text IS NULL OR resource_id = $3)"
 	" AND seq > $4::bigint ORDER BY seq LIMIT $5::int",
 	5, false};

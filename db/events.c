@@ -1,4 +1,5 @@
 #include "db/events.h"
+#include "db/audit_columns.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,11 +11,8 @@ struct db_events {
 	PGconn *pg;
 };
 
-/* The columns of db_audit_list, then tenant_id. */
-#define EVENT_COLUMNS                                                                         \
-	"SELECT seq, epoch_ms(at), actor_token_id, action, resource_type, resource_id,"      \
-	" revision_before, revision_after, request_id, details::text, prev_hash, hash, tenant_id" \
-	" FROM audit_log"
+/* The columns of db_audit_list (db_audit_row_json reads them), then tenant_id. */
+#define EVENT_COLUMNS "SELECT " DB_AUDIT_COLUMNS ", tenant_id FROM audit_log"
 
 static void ignore_notice(void *arg, const char *message)
 {

@@ -1,6 +1,5 @@
 #include "handlers/common.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,19 +92,6 @@ const char *h_param(const struct h_ctx *ctx, const char *name)
 	return NULL;
 }
 
-static bool parse_int(const char *s, int64_t *out)
-{
-	char *end;
-	if (s == NULL || *s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno != 0 || *end != '\0')
-		return false;
-	*out = v;
-	return true;
-}
-
 bool h_parse_digits(const char *s, int64_t *out)
 {
 	size_t n = strspn(s, "0123456789");
@@ -121,14 +107,14 @@ bool h_page(struct h_ctx *ctx, int def, int max, int *limit, int64_t *after)
 	const char *a = ctx->query(ctx, "after");
 	int64_t v = def;
 	char reason[64];
-	if (l && (!parse_int(l, &v) || v < 1 || v > max)) {
+	if (l && (!h_parse_digits(l, &v) || v < 1 || v > max)) {
 		snprintf(reason, sizeof reason, "must be an integer between 1 and %d", max);
 		h_invalid(ctx, "limit", reason);
 		return false;
 	}
 	*limit = (int)v;
 	*after = 0;
-	if (a && (!parse_int(a, after) || *after < 1)) {
+	if (a && (!h_parse_digits(a, after) || *after < 1)) {
 		h_invalid(ctx, "after", "must be a cursor returned as next_cursor");
 		return false;
 	}
@@ -225,7 +211,7 @@ enum h_if_match h_if_match_revision(const struct h_ctx *ctx, int64_t *rev)
 		return H_IF_MATCH_INVALID;
 	memcpy(digits, v + 1, n - 2);
 	digits[n - 2] = '\0';
-	return parse_int(digits, rev) ? H_IF_MATCH_REVISION : H_IF_MATCH_INVALID;
+	return h_parse_digits(digits, rev) ? H_IF_MATCH_REVISION : H_IF_MATCH_INVALID;
 }
 
 bool h_guard_write(const struct h_ctx *ctx, int64_t expected, bool *if_match_first)

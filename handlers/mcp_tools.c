@@ -3,6 +3,7 @@
  * path parameters, and a call runs the route's own handler with the h_ctx /v1 would build:
  * the same validation, scope check, rules, audit records and answer. There is no second
  * implementation of any rule here. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,13 +225,23 @@ const struct mcp_tool *mcp_tool_find(const char *name)
 	return NULL;
 }
 
+/* Each tool's route, found once: /mcp asks on every request (its lane, tools/list, a call). */
+static const struct h_route *tool_routes[sizeof mcp_tools / sizeof mcp_tools[0]];
+static pthread_once_t tool_routes_once = PTHREAD_ONCE_INIT;
+
+static void find_tool_routes(void)
+{
+	for (size_t t = 0; t < mcp_tools_count; t++)
+		for (size_t i = 0; i < h_routes_count && tool_routes[t] == NULL; i++)
+			if (strcmp(h_routes[i].method, mcp_tools[t].method) == 0 &&
+			    strcmp(h_routes[i].path, mcp_tools[t].path) == 0)
+				tool_routes[t] = &h_routes[i];
+}
+
 const struct h_route *mcp_tool_route(const struct mcp_tool *t)
 {
-	for (size_t i = 0; i < h_routes_count; i++)
-		if (strcmp(h_routes[i].method, t->method) == 0 &&
-		    strcmp(h_routes[i].path, t->path) == 0)
-			return &h_routes[i];
-	return NULL;
+	pthread_once(&tool_routes_once, find_tool_routes);
+	return tool_routes[t - mcp_tools];
 }
 
 /* ---- schemas ------------------------------------------------------------------------ */
