@@ -40,6 +40,10 @@ enum rg_status db_error_from(PGconn *pg, const PGresult *res, struct db_error *e
 void db_error_set(struct db_error *err, enum rg_status st, const char *sqlstate,
 		  const char *msg);
 
+/* A new connection to url with the pool's settings (connect timeout, statement timeout), or
+ * NULL with err set. */
+PGconn *db_connect(const char *url, struct db_error *err);
+
 struct db_pool_stats {
 	unsigned size, in_use, waiting;
 	uint64_t acquire_timeouts;

@@ -176,28 +176,35 @@ static void ignore_notice(void *arg, const char *message)
 	(void)message;
 }
 
-/* (Re)connects c. The URL's own settings win over our defaults (later keywords override). */
-static bool connect_conn(struct db_pool *p, struct db_conn *c, struct db_error *err)
+PGconn *db_connect(const char *url, struct db_error *err)
 {
 	/* Every statement is bounded so that a stuck lock cannot hold a request (and the
-	 * shutdown drain) beyond its budget; 57014 then answers 504 query_timeout. */
+	 * shutdown drain) beyond its budget; 57014 then answers 504 query_timeout. The URL's own
+	 * settings win over these defaults (later keywords override). */
 	static const char *const keys[] = {"connect_timeout", "application_name", "options",
 					   "dbname", NULL};
 	const char *vals[] = {"3", "recallgate",
 			      "-c statement_timeout=5000 -c idle_in_transaction_session_timeout=10000",
-			      p->url, NULL};
+			      url, NULL};
+	PGconn *pg = PQconnectdbParams(keys, vals, 1);
+	if (pg == NULL || PQstatus(pg) != CONNECTION_OK) {
+		db_error_set(err, RG_UNAVAILABLE, "08006", pg ? PQerrorMessage(pg) : "out of memory");
+		PQfinish(pg);
+		return NULL;
+	}
+	PQsetNoticeProcessor(pg, ignore_notice, NULL);
+	return pg;
+}
+
+/* (Re)connects c. */
+static bool connect_conn(struct db_pool *p, struct db_conn *c, struct db_error *err)
+{
 	if (c->pg)
 		PQfinish(c->pg);
 	c->nprepared = 0;
-	c->broken = false;
-	c->pg = PQconnectdbParams(keys, vals, 1);
-	if (c->pg == NULL || PQstatus(c->pg) != CONNECTION_OK) {
-		db_error_set(err, RG_UNAVAILABLE, "08006", c->pg ? PQerrorMessage(c->pg) : "out of memory");
-		c->broken = true;
-		return false;
-	}
-	PQsetNoticeProcessor(c->pg, ignore_notice, NULL);
-	return true;
+	c->pg = db_connect(p->url, err);
+	c->broken = c->pg == NULL;
+	return c->pg != NULL;
 }
 
 #define IDLE_CHECK_MS 50

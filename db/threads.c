@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "db/pipe.h"
+
 /* Kept byte-identical with tests/bench/pgbench_mm_*.sql, which replay it as the ceiling. */
 static const struct db_stmt get_stmt = {
 	"thread_mode_get",
@@ -32,6 +34,19 @@ static const struct db_stmt put_stmt = {
 	"  epoch_ms(done.effective_at) FROM done",
 	6, false};
 
+/* The row of get_stmt, or a thread never set (enabled, revision 0). */
+void db_thread_mode_from(const PGresult *res, struct db_thread_mode *out)
+{
+	memset(out, 0, sizeof *out);
+	if (PQntuples(res) == 1) {
+		snprintf(out->mode, sizeof out->mode, "%s", PQgetvalue(res, 0, 0));
+		out->revision = db_int(res, 0, 1);
+		out->effective_ms = db_int(res, 0, 2);
+	} else {
+		snprintf(out->mode, sizeof out->mode, "enabled");
+	}
+}
+
 enum rg_status db_thread_mode_get(struct db_conn *c, const char *tenant_id,
 				  const char *thread_id, struct db_thread_mode *out,
 				  struct db_error *err)
@@ -41,16 +56,16 @@ enum rg_status db_thread_mode_get(struct db_conn *c, const char *tenant_id,
 	enum rg_status st = db_exec(c, &get_stmt, params, &res, err);
 	if (st != RG_OK)
 		return st;
-	memset(out, 0, sizeof *out);
-	if (PQntuples(res) == 1) {
-		snprintf(out->mode, sizeof out->mode, "%s", PQgetvalue(res, 0, 0));
-		out->revision = db_int(res, 0, 1);
-		out->effective_ms = db_int(res, 0, 2);
-	} else {
-		snprintf(out->mode, sizeof out->mode, "enabled");
-	}
+	db_thread_mode_from(res, out);
 	PQclear(res);
 	return RG_OK;
+}
+
+enum rg_status db_thread_mode_get_send(struct db_pipe *p, const char *tenant_id,
+				       const char *thread_id, struct db_error *err)
+{
+	const char *params[] = {tenant_id, thread_id};
+	return db_pipe_send(p, &get_stmt, params, err);
 }
 
 enum rg_status db_thread_mode_put(struct db_conn *c, const struct db_actor *actor,

@@ -16,6 +16,13 @@ enum rg_status db_thread_mode_get(struct db_conn *c, const char *tenant_id,
 				  const char *thread_id, struct db_thread_mode *out,
 				  struct db_error *err) RG_MUSTCHECK;
 
+/* db_thread_mode_get on a pipe (db/pipe.h): the statement goes out, and its answer, from
+ * db_pipe_next, reads with db_thread_mode_from. */
+struct db_pipe;
+enum rg_status db_thread_mode_get_send(struct db_pipe *p, const char *tenant_id,
+				       const char *thread_id, struct db_error *err) RG_MUSTCHECK;
+void db_thread_mode_from(const PGresult *res, struct db_thread_mode *out);
+
 /* Compare-and-swap write + audit record in one statement. RG_STALE when expected_revision
  * is not the current revision (the caller reads the current one for the 409). */
 enum rg_status db_thread_mode_put(struct db_conn *c, const struct db_actor *actor,

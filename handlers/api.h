@@ -74,6 +74,19 @@ enum h_lane {
 			    * a readiness probe (which must not queue behind busy workers) */
 };
 
+struct h_ctx;
+struct db_pipe;
+
+/* A read answered by one statement, which server/ may send on a shared pipelined connection
+ * (db/pipe.h) instead of running the handler on a worker: `send` queues the statement on p
+ * (on failure the pipe is unusable and the route's handler runs on a lane instead), and
+ * `finish` answers as the handler would from the statement's outcome (st; res, borrowed, on
+ * RG_OK; ctx->dberr says why otherwise). */
+struct h_split {
+	enum rg_status (*send)(struct h_ctx *ctx, struct db_pipe *p);
+	void (*finish)(struct h_ctx *ctx, enum rg_status st, const PGresult *res);
+};
+
 /* A route's scope that asks only for a valid token, whatever its scopes: the handler checks
  * scopes itself (/mcp, whose tools each need their own route's scope). */
 #define H_SCOPE_TOKEN (1u << 31)
@@ -91,6 +104,7 @@ struct h_route {
 	/* When not NULL, the lane is chosen from the received body instead (body may be NULL):
 	 * /mcp runs a tool that waits on a provider where that tool's route runs. */
 	enum h_lane (*lane_for)(const char *body, size_t len);
+	const struct h_split *split; /* NULL, or its handler in two steps */
 };
 
 /* GET /v1/events: where a stream starts and what it sends (API.md §10). */

@@ -26,6 +26,7 @@ void h_token_list(struct h_ctx *ctx);
 void h_token_delete(struct h_ctx *ctx);
 
 void h_memory_mode_get(struct h_ctx *ctx);
+extern const struct h_split h_memory_mode_get_split;
 void h_memory_mode_put(struct h_ctx *ctx);
 
 void h_pref_view(struct h_ctx *ctx);

@@ -4,16 +4,19 @@
 #include "handlers/handlers.h"
 
 #define ROUTE(method, path, handler, scope) \
-	{method, path, handler, scope, NULL, NULL, H_LANE_WORKER, NULL}
+	{method, path, handler, scope, NULL, NULL, H_LANE_WORKER, NULL, NULL}
 #define ROUTE_BODY(method, path, handler, scope, body, check) \
-	{method, path, handler, scope, body, check, H_LANE_WORKER, NULL}
+	{method, path, handler, scope, body, check, H_LANE_WORKER, NULL, NULL}
+/* A one-statement read: server/ may send it on a pipe (server/pipes.c) instead of a worker. */
+#define ROUTE_PIPED(method, path, handler, scope, split) \
+	{method, path, handler, scope, NULL, NULL, H_LANE_WORKER, NULL, split}
 /* Answered on the I/O thread: no database, no provider, nothing that can block. */
 #define ROUTE_INLINE(method, path, handler) \
-	{method, path, handler, 0, NULL, NULL, H_LANE_INLINE, NULL}
+	{method, path, handler, 0, NULL, NULL, H_LANE_INLINE, NULL, NULL}
 /* Waits on a provider, or must not queue behind busy workers: the elastic lane, so that a hung
  * provider holds no worker. */
 #define ROUTE_ELASTIC(method, path, handler, scope, body) \
-	{method, path, handler, scope, body, NULL, H_LANE_ELASTIC, NULL}
+	{method, path, handler, scope, body, NULL, H_LANE_ELASTIC, NULL, NULL}
 
 const struct h_route h_routes[] = {
 	ROUTE_INLINE("GET", "/healthz", h_healthz),
@@ -26,13 +29,14 @@ const struct h_route h_routes[] = {
 	ROUTE_INLINE("GET", "/ui/views/{file}", h_ui_file),
 	/* Any valid token: each tool checks its own route's scope. The lane is the called tool's
 	 * route's (a provider's tool runs on the elastic lane). */
-	{"POST", "/mcp", h_mcp, H_SCOPE_TOKEN, NULL, NULL, H_LANE_WORKER, h_mcp_lane},
+	{"POST", "/mcp", h_mcp, H_SCOPE_TOKEN, NULL, NULL, H_LANE_WORKER, h_mcp_lane, NULL},
 
 	ROUTE_BODY("POST", "/v1/tokens", h_token_create, RG_SCOPE_ADMIN, h_token_create_body, NULL),
 	ROUTE("GET", "/v1/tokens", h_token_list, RG_SCOPE_ADMIN),
 	ROUTE("DELETE", "/v1/tokens/{token_id}", h_token_delete, RG_SCOPE_ADMIN),
 
-	ROUTE("GET", "/v1/threads/{thread_id}/memory-mode", h_memory_mode_get, RG_SCOPE_MEMORY_READ),
+	ROUTE_PIPED("GET", "/v1/threads/{thread_id}/memory-mode", h_memory_mode_get,
+		    RG_SCOPE_MEMORY_READ, &h_memory_mode_get_split),
 	ROUTE_BODY("PUT", "/v1/threads/{thread_id}/memory-mode", h_memory_mode_put,
 		   RG_SCOPE_MEMORY_ADMIN, h_memory_mode_body, NULL),
 

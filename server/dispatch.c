@@ -115,54 +115,66 @@ bool dispatch_authenticate(struct request *r, enum MHD_Result *ret)
 /* Everything after the body has arrived (or, for a declared length over the cap, before it
  * is read): the check order of the contract is
  * route (404/405) → authentication (401) → path parameters and body (422/415/400) →
- * scope (403) → the handler. */
-enum MHD_Result dispatch(struct request *r)
+ * scope (403) → the handler. true when the handler may run: r->ctx is set up for it;
+ * otherwise the answer is kept in *ret. */
+bool dispatch_begin(struct request *r, enum MHD_Result *ret)
 {
 	struct http_server *srv = r->srv;
 	const struct h_route *route = r->match.route;
 	const struct auth_principal *who = &r->who;
 	json_t *body = NULL;
-	enum MHD_Result ret;
 
-	if (strcmp(r->method, "OPTIONS") == 0 && r->routed != ROUTER_NOT_FOUND)
-		return reply_preflight(r);
-	if (r->routed == ROUTER_NOT_FOUND)
-		return reply_problem(r, PROBLEM_NOT_FOUND, "No resource at this path.", NULL, -1,
+	if (strcmp(r->method, "OPTIONS") == 0 && r->routed != ROUTER_NOT_FOUND) {
+		*ret = reply_preflight(r);
+		return false;
+	}
+	if (r->routed == ROUTER_NOT_FOUND) {
+		*ret = reply_problem(r, PROBLEM_NOT_FOUND, "No resource at this path.", NULL, -1,
 				     NULL);
-	if (r->routed == ROUTER_METHOD_NOT_ALLOWED)
-		return reply_problem(r, PROBLEM_METHOD_NOT_ALLOWED,
+		return false;
+	}
+	if (r->routed == ROUTER_METHOD_NOT_ALLOWED) {
+		*ret = reply_problem(r, PROBLEM_METHOD_NOT_ALLOWED,
 				     "This path does not support the method.", NULL, -1,
 				     r->match.allow);
-	if (!dispatch_authenticate(r, &ret))
-		return ret;
-	if (r->too_large)
-		return reply_problem(r, PROBLEM_PAYLOAD_TOO_LARGE,
+		return false;
+	}
+	if (!dispatch_authenticate(r, ret))
+		return false;
+	if (r->too_large) {
+		*ret = reply_problem(r, PROBLEM_PAYLOAD_TOO_LARGE,
 				     "The body exceeds the size limit.", NULL, -1, NULL);
+		return false;
+	}
 	for (size_t i = 0; i < r->match.nparams; i++) {
 		if (!core_id_valid(r->match.params[i].value)) {
 			json_t *errors = json_array();
 			core_fields_error(errors, r->match.params[i].name, h_id_reason);
-			ret = reply_problem(r, PROBLEM_VALIDATION_FAILED, NULL, errors, -1, NULL);
+			*ret = reply_problem(r, PROBLEM_VALIDATION_FAILED, NULL, errors, -1, NULL);
 			json_decref(errors);
-			return ret;
+			return false;
 		}
 	}
 	if (route->body) {
-		if (!h_json_content_type(header(r->conn, MHD_HTTP_HEADER_CONTENT_TYPE)))
-			return reply_problem(r, PROBLEM_UNSUPPORTED_MEDIA_TYPE,
+		if (!h_json_content_type(header(r->conn, MHD_HTTP_HEADER_CONTENT_TYPE))) {
+			*ret = reply_problem(r, PROBLEM_UNSUPPORTED_MEDIA_TYPE,
 					     "The body must be application/json.", NULL, -1, NULL);
+			return false;
+		}
 		body = core_json_parse_strict(r->body, r->body_len);
-		if (body == NULL)
-			return reply_problem(r, PROBLEM_INVALID_JSON, "The body is not valid JSON.",
-					     NULL, -1, NULL);
+		if (body == NULL) {
+			*ret = reply_problem(r, PROBLEM_INVALID_JSON,
+					     "The body is not valid JSON.", NULL, -1, NULL);
+			return false;
+		}
 		json_t *errors = json_array();
 		enum rg_problem code =
 			core_fields_check_body(body, route->body, route->check, errors);
 		if (code) {
-			ret = reply_problem(r, code, NULL, errors, -1, NULL);
+			*ret = reply_problem(r, code, NULL, errors, -1, NULL);
 			json_decref(errors);
 			json_decref(body);
-			return ret;
+			return false;
 		}
 		json_decref(errors);
 	}
@@ -171,10 +183,11 @@ enum MHD_Result dispatch(struct request *r)
 		char detail[192];
 		json_decref(body);
 		core_scope_needed_detail(route->scope, detail, sizeof detail);
-		return reply_problem(r, PROBLEM_FORBIDDEN, detail, NULL, -1, NULL);
+		*ret = reply_problem(r, PROBLEM_FORBIDDEN, detail, NULL, -1, NULL);
+		return false;
 	}
 
-	struct h_ctx ctx = {
+	r->ctx = (struct h_ctx){
 		.route = route,
 		.params = r->match.params,
 		.nparams = r->match.nparams,
@@ -205,23 +218,58 @@ enum MHD_Result dispatch(struct request *r)
 		.server_data = r->conn,
 		.current_revision = -1,
 	};
-	route->handler(&ctx);
-	if (ctx.held) /* the handler needed no database */
-		db_release(srv->pool, ctx.held);
 	r->held = NULL;
+	r->began = true;
+	return true;
+}
+
+/* After the handler: its answer rendered, the context's resources freed. */
+static enum MHD_Result dispatch_end(struct request *r)
+{
+	struct h_ctx *ctx = &r->ctx;
+	if (ctx->held) /* the handler needed no database */
+		db_release(r->srv->pool, ctx->held);
+	ctx->held = NULL;
 	/* A write may have committed an audit record: other instances' streams hear of it. */
 	if (strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0 &&
-	    ctx.problem_code == PROBLEM_NONE)
+	    ctx->problem_code == PROBLEM_NONE)
 		events_local_commit();
-	ret = reply_render(r, &ctx);
-	if (ctx.stream) /* refused after it was admitted */
-		events_discard(ctx.stream);
-	r->dberr = ctx.dberr;
-	json_decref(ctx.reply);
-	json_decref(ctx.problem_errors);
-	json_decref(ctx.problem_extra);
-	if (!ctx.raw_static)
-		free(ctx.raw);
-	json_decref(body);
+	enum MHD_Result ret = reply_render(r, ctx);
+	r->dberr = ctx->dberr;
+	dispatch_drop(r);
 	return ret;
+}
+
+void dispatch_drop(struct request *r)
+{
+	struct h_ctx *ctx = &r->ctx;
+	if (!r->began)
+		return;
+	r->began = false;
+	if (ctx->held)
+		db_release(r->srv->pool, ctx->held);
+	if (ctx->stream) /* refused after it was admitted */
+		events_discard(ctx->stream);
+	json_decref(ctx->reply);
+	json_decref(ctx->problem_errors);
+	json_decref(ctx->problem_extra);
+	if (!ctx->raw_static)
+		free(ctx->raw);
+	json_decref(ctx->body);
+	*ctx = (struct h_ctx){0};
+}
+
+enum MHD_Result dispatch(struct request *r)
+{
+	enum MHD_Result ret;
+	if (!r->began && !dispatch_begin(r, &ret))
+		return ret;
+	r->ctx.route->handler(&r->ctx);
+	return dispatch_end(r);
+}
+
+void dispatch_pipe_finish(struct request *r, enum rg_status st, const PGresult *res)
+{
+	r->ctx.route->split->finish(&r->ctx, st, res);
+	(void)dispatch_end(r);
 }

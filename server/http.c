@@ -22,6 +22,7 @@
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/outbound.h"
+#include "server/pipes.h"
 #include "server/request.h"
 #include "server/router.h"
 
@@ -150,10 +151,12 @@ static void run_on_lane(void *arg)
 {
 	struct request *r = arg;
 	struct http_server *srv = r->srv;
-	if (atomic_load(&srv->draining) && mono_ms() >= atomic_load(&srv->drain_deadline_ms))
+	if (atomic_load(&srv->draining) && mono_ms() >= atomic_load(&srv->drain_deadline_ms)) {
+		dispatch_drop(r);
 		(void)reply_problem(r, PROBLEM_SHUTTING_DOWN, NULL, NULL, -1, NULL);
-	else
+	} else {
 		(void)dispatch(r);
+	}
 	if (r->held) { /* refused before the handler took it */
 		db_release(srv->pool, r->held);
 		r->held = NULL;
@@ -170,13 +173,14 @@ static void expire_on_lane(void *arg)
 	db_pool_count_acquire_timeout(r->srv->pool);
 	snprintf(r->dberr.message, sizeof r->dberr.message, "no worker free within %u ms",
 		 r->srv->cfg->db_acquire_timeout_ms);
+	dispatch_drop(r);
 	(void)reply_problem(r, PROBLEM_DATABASE_UNAVAILABLE, NULL, NULL, -1, NULL);
 	r->lane_done = true;
 	MHD_resume_connection(r->conn);
 }
 
-/* Suspends the connection and hands the request to its lane. */
-static enum MHD_Result to_lane(struct request *r)
+/* Hands the request, its connection suspended, to its lane. */
+static enum MHD_Result submit_to_lane(struct request *r)
 {
 	struct http_server *srv = r->srv;
 	const struct h_route *route = r->match.route;
@@ -185,13 +189,33 @@ static enum MHD_Result to_lane(struct request *r)
 		which = route->lane_for(r->body, r->body_len);
 	struct lane *lane = which == H_LANE_ELASTIC ? srv->elastic : srv->workers;
 	r->on_lane = true;
-	MHD_suspend_connection(r->conn);
 	if (!lane_submit(lane, run_on_lane, expire_on_lane, r)) {
+		dispatch_drop(r);
 		(void)reply_problem(r, PROBLEM_SHUTTING_DOWN, NULL, NULL, -1, NULL);
 		r->lane_done = true;
 		MHD_resume_connection(r->conn);
 	}
 	return MHD_YES;
+}
+
+/* Suspends the connection and hands the request to its lane. */
+static enum MHD_Result to_lane(struct request *r)
+{
+	MHD_suspend_connection(r->conn);
+	return submit_to_lane(r);
+}
+
+/* A read with an h_split, with its token from the cache: sent on a pipe (pipes.c) when one
+ * can take it, after dispatch's checks. */
+static enum MHD_Result to_pipe(struct request *r)
+{
+	enum MHD_Result ret;
+	if (!dispatch_begin(r, &ret))
+		return reply_flush(r);
+	MHD_suspend_connection(r->conn);
+	if (pipes_submit(r))
+		return MHD_YES;
+	return submit_to_lane(r); /* dispatch runs the handler there */
 }
 
 /* Whether dispatch can run on the I/O thread: it must not block. */
@@ -296,6 +320,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (r->status != 0)
 		return MHD_YES; /* already answered (early 413) */
+	if (r->authenticated && r->routed == ROUTER_FOUND && r->match.route->split &&
+	    !atomic_load(&srv->draining)) {
+		return to_pipe(r);
+	}
 	if (!dispatch_inline(r))
 		return to_lane(r);
 	(void)dispatch(r);
@@ -437,7 +465,9 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 	if (!lane_start("workers", cfg->db_pool, cfg->db_pool, cfg->db_acquire_timeout_ms,
 			&srv->workers) ||
 	    !lane_start("elastic", 1, HTTP_ELASTIC_LANE_MAX, cfg->db_acquire_timeout_ms,
-			&srv->elastic)) {
+			&srv->elastic) ||
+	    !pipes_start(cfg->database_url)) {
+		lane_stop(srv->elastic);
 		lane_stop(srv->workers);
 		conns_stop();
 		freeaddrinfo(ai);
@@ -468,6 +498,7 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 	if (srv->daemon == NULL) {
 		char addr[sizeof cfg->host + 8];
 		log_error(NULL, "cannot listen on %s", cfg_addr_format(cfg, addr, sizeof addr));
+		pipes_stop(0);
 		lane_stop(srv->elastic);
 		lane_stop(srv->workers);
 		conns_stop();
@@ -520,6 +551,8 @@ void http_stop(struct http_server *srv, unsigned drain_ms)
 	 * deadline. A lane waits for its running handlers, so a committed write is answered. */
 	lane_stop(srv->elastic);
 	lane_stop(srv->workers);
+	/* Pipelined reads are read-only: what has no answer by the deadline is answered 503. */
+	pipes_stop(deadline);
 	wait_in_flight(srv, mono_ms() + HTTP_FLUSH_MS, 0); /* those answers go out */
 	MHD_stop_daemon(srv->daemon);
 	if (listen != MHD_INVALID_SOCKET)

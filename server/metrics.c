@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "server/events.h"
+#include "server/pipes.h"
 #include "server/clients.h"
 #include "server/conns.h"
 #include "server/ratelimit.h"
@@ -216,6 +217,17 @@ char *metrics_render(size_t *len)
 		"recallgate_event_streams_closed_total{reason=\"token_deleted\"} %llu\n",
 		es.open, es.listening ? 1 : 0, es.reconnects, es.sent, es.slow_closed,
 		es.revoked_closed);
+	struct pipes_stats pst;
+	pipes_get_stats(&pst);
+	fprintf(f,
+		"# HELP recallgate_pipes_connected Pipelined database connections up.\n"
+		"# TYPE recallgate_pipes_connected gauge\nrecallgate_pipes_connected %u\n"
+		"# HELP recallgate_pipe_reads_waiting One-statement reads sent on a pipe whose "
+		"answer is awaited.\n"
+		"# TYPE recallgate_pipe_reads_waiting gauge\nrecallgate_pipe_reads_waiting %u\n"
+		"# HELP recallgate_pipe_reads_total One-statement reads sent on a pipe.\n"
+		"# TYPE recallgate_pipe_reads_total counter\nrecallgate_pipe_reads_total %llu\n",
+		pst.connected, pst.waiting, pst.total);
 	fclose(f);
 	return buf;
 }

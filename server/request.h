@@ -73,7 +73,14 @@ struct request {
 	bool on_lane;         /* a lane runs dispatch: the database may be used */
 	bool lane_done;       /* the lane finished and resumed the connection */
 	struct db_conn *held; /* borrowed by authentication, handed to the handler */
-	struct clients_ticket client; /* counted in flight for its forwarded client */
+	bool began;           /* dispatch's checks passed and ctx is the handler's */
+	struct h_ctx ctx;
+	/* pipes.c: a pipelined read's place in its pipe's list, and its outcome */
+	struct request *pipe_next;
+	long long pipe_sent_ms;
+	enum rg_status pipe_st;
+	PGresult *pipe_res;
+		struct clients_ticket client; /* counted in flight for its forwarded client */
 	struct router_match match; /* large: keep it last */
 };
 
@@ -113,5 +120,17 @@ enum MHD_Result reply_render(struct request *r, struct h_ctx *ctx);
 bool dispatch_authenticate(struct request *r, enum MHD_Result *ret);
 /* Everything after the body has arrived: scope, path parameters, body, then the handler. */
 enum MHD_Result dispatch(struct request *r);
+
+/* Frees what dispatch's checks set up for a handler that will not run (nothing when they
+ * did not run), its borrowed connection included. */
+void dispatch_drop(struct request *r);
+
+/* dispatch's checks, up to the handler call (a pipelined read's statement goes out after
+ * them, from pipes.c). true when the handler may run: r->ctx is set up for it (dispatch then
+ * runs the handler); otherwise the answer is kept in *ret. */
+bool dispatch_begin(struct request *r, enum MHD_Result *ret) RG_MUSTCHECK;
+/* Answers a pipelined read from its statement's outcome (res borrowed; on failure
+ * r->ctx.dberr says why), as its handler would. Any thread. */
+void dispatch_pipe_finish(struct request *r, enum rg_status st, const PGresult *res);
 
 #endif

@@ -1,0 +1,38 @@
+/* A pipe: one connection in libpq's pipeline mode that many requests' one-statement reads
+ * share. Each statement goes out with its own sync, so it runs in its own implicit
+ * transaction and a failure touches no other; they are answered in the order they were sent.
+ * The backend works through what queued in its socket while it ran the last one, without a
+ * round trip or a wake-up each: that is what makes a pipelined read cheaper for the database
+ * than a read on a pool connection. Not thread-safe: the caller serializes the calls. */
+#ifndef RG_DB_PIPE_H
+#define RG_DB_PIPE_H
+
+#include "db/db.h"
+
+struct db_pipe;
+
+/* Connects (blocking, up to the pool's connect timeout) with the pool's settings (the
+ * statement timeout included). *out is new: free with db_pipe_close. */
+enum rg_status db_pipe_open(const char *url, struct db_pipe **out,
+			    struct db_error *err) RG_MUSTCHECK;
+void db_pipe_close(struct db_pipe *p);
+int db_pipe_socket(const struct db_pipe *p);
+
+/* Queues stmt (prepared first on this connection when it is new to it) and its sync, and
+ * writes out what it can. On failure (RG_UNAVAILABLE, RG_ERROR) the pipe cannot be used any
+ * more: close it. */
+enum rg_status db_pipe_send(struct db_pipe *p, const struct db_stmt *stmt,
+			    const char *const *params, struct db_error *err) RG_MUSTCHECK;
+/* Writes out what is queued: 0 when all is out, 1 when some is left (wait until the socket
+ * is writable), -1 when the connection is lost. */
+int db_pipe_flush(struct db_pipe *p);
+/* Reads what has arrived, never waiting. false when the connection is lost: every
+ * statement still unanswered is lost with it. */
+bool db_pipe_consume(struct db_pipe *p);
+/* The answer of the oldest unanswered statement, once it is complete: true with *st and, on
+ * RG_OK, *res (new: PQclear it), else err says why. false when it is not complete yet. */
+bool db_pipe_next(struct db_pipe *p, enum rg_status *st, PGresult **res, struct db_error *err);
+/* Statements sent and not answered yet. */
+unsigned db_pipe_pending(const struct db_pipe *p);
+
+#endif

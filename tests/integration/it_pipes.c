@@ -1,0 +1,361 @@
+/*
+ * it_pipes — pipelined reads (GET memory-mode; server/pipes.c, db/pipe.c): the I/O thread
+ * sends the read on a shared connection in pipeline mode and the poller answers it, so
+ *   - the answer is the one the lane gives (same body, ETag, HEAD, 422 on a bad id, 401);
+ *   - a read the database holds back holds no thread: /healthz answers while it waits; a
+ *     pipe whose oldest read waits past PIPES_STALL_MS takes no more (the next read goes to
+ *     the other pipe, the one after to a lane), and every read is answered 200 with the
+ *     right body once the database lets them go;
+ *   - a statement timeout answers 504 query_timeout (the database is fine);
+ *   - a read still waiting when the drain ends is answered 503 shutting_down, and the
+ *     process exits 0 within the drain;
+ *   - pipes whose backends were terminated are noticed, closed and connected again, with
+ *     no read lost meanwhile.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <libpq-fe.h>
+
+#include "harness.h"
+
+static char *tenant, *admin;
+static char dbname[64], url[1024], base_url[1024];
+
+/* A statement on the suite's database (CREATE / DROP DATABASE). */
+static bool admin_exec(const char *sql)
+{
+	PGconn *c = PQconnectdb(base_url);
+	bool ok = PQstatus(c) == CONNECTION_OK;
+	if (ok) {
+		PGresult *res = PQexec(c, sql);
+		ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+		if (!ok)
+			fprintf(stderr, "%s: %s", sql, PQerrorMessage(c));
+		PQclear(res);
+	}
+	PQfinish(c);
+	return ok;
+}
+
+/* These tests lock thread_memory_modes for seconds, which would stall every other test on
+ * the suite's database: they get a database of their own, migrated, on the same server. */
+static int group_setup(void **state)
+{
+	(void)state;
+	const char *given = getenv("DATABASE_URL");
+	const char *slash = given ? strrchr(given, '/') : NULL;
+	if (slash == NULL || strchr(slash, '?') ||
+	    snprintf(base_url, sizeof base_url, "%s", given) >= (int)sizeof base_url)
+		return -1;
+	snprintf(dbname, sizeof dbname, "rg_it_pipes_%d", (int)getpid());
+	snprintf(url, sizeof url, "%.*s/%s", (int)(slash - given), given, dbname);
+	char sql[128];
+	snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s", dbname);
+	(void)admin_exec(sql);
+	snprintf(sql, sizeof sql, "CREATE DATABASE %s", dbname);
+	if (!admin_exec(sql) || setenv("DATABASE_URL", url, 1) != 0)
+		return -1;
+	const char *args[] = {"migrate", NULL};
+	struct it_proc p;
+	if (it_run(args, NULL, 60, &p) != 0 || p.status != 0) {
+		fprintf(stderr, "migrate: %s\n", p.err ? p.err : "");
+		return -1;
+	}
+	it_proc_free(&p);
+	tenant = it_unique("pipes");
+	admin = it_token(tenant, "admin", "it-pipes");
+	return admin ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	free(admin);
+	free(tenant);
+	setenv("DATABASE_URL", base_url, 1);
+	char sql[128];
+	snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", dbname);
+	return admin_exec(sql) ? 0 : -1;
+}
+
+/* A session that will hold thread_memory_modes in ACCESS EXCLUSIVE mode (lock_modes): reads
+ * of it wait. */
+static PGconn *locker_connect(void)
+{
+	PGconn *locker = PQconnectdb(getenv("DATABASE_URL"));
+	IT_CHECK(PQstatus(locker) == CONNECTION_OK, "cannot connect: %s", PQerrorMessage(locker));
+	return locker;
+}
+
+static void lock_modes(PGconn *locker)
+{
+	PGresult *res = PQexec(locker, "BEGIN; LOCK TABLE thread_memory_modes IN ACCESS EXCLUSIVE MODE");
+	IT_CHECK(PQresultStatus(res) == PGRES_COMMAND_OK, "LOCK: %s", PQerrorMessage(locker));
+	PQclear(res);
+}
+
+static void unlock_modes(PGconn *locker)
+{
+	PQclear(PQexec(locker, "ROLLBACK"));
+	PQfinish(locker);
+}
+
+/* The metric's value in GET /metrics, or -1. */
+static double metric(const struct it_server *s, const char *series)
+{
+	struct it_resp r;
+	it_request(s, "GET", "/metrics", NULL, NULL, NULL, &r);
+	double v = r.status == 200 && r.body ? it_metric_value(r.body, series) : -1;
+	it_resp_free(&r);
+	return v;
+}
+
+/* Reads are pipelined only with the token verified from the cache, which is on once the
+ * event listener is, and once the pipes are connected. A cache entry lives a second from its
+ * verification: this lets the old one expire, verifies afresh (on a lane), and checks that
+ * the next read is pipelined; the caller's read comes right after. */
+static void warm(const struct it_server *s, const char *thread)
+{
+	for (int i = 0; i < 250 && (metric(s, "recallgate_event_listener_up") != 1 ||
+				    metric(s, "recallgate_pipes_connected") != 2);
+	     i++)
+		it_sleep_ms(20);
+	it_sleep_ms(1100);
+	char path[128];
+	snprintf(path, sizeof path, "/v1/threads/%s/memory-mode", thread);
+	double before = metric(s, "recallgate_pipe_reads_total");
+	for (int i = 0; i < 2; i++) {
+		struct it_resp r;
+		it_request(s, "GET", path, admin, NULL, NULL, &r);
+		IT_STATUS(&r, 200);
+		it_resp_free(&r);
+	}
+	double piped = metric(s, "recallgate_pipe_reads_total") - before;
+	IT_CHECK(piped >= 1, "no read was pipelined (%.0f)", piped);
+}
+
+struct reader {
+	const struct it_server *s;
+	char path[128];
+	struct it_resp resp;
+	pthread_t th;
+};
+
+static void *read_mode(void *arg)
+{
+	struct reader *rd = arg;
+	it_request(rd->s, "GET", rd->path, admin, NULL, NULL, &rd->resp);
+	return NULL;
+}
+
+static void start_readers(const struct it_server *s, struct reader *rd, int n, const char *thread)
+{
+	for (int i = 0; i < n; i++) {
+		rd[i] = (struct reader){.s = s};
+		snprintf(rd[i].path, sizeof rd[i].path, "/v1/threads/%s/memory-mode", thread);
+		IT_CHECK(pthread_create(&rd[i].th, NULL, read_mode, &rd[i]) == 0, "thread");
+	}
+}
+
+static void set_mode(const struct it_server *s, const char *thread)
+{
+	struct it_resp r;
+	char path[128];
+	snprintf(path, sizeof path, "/v1/threads/%s/memory-mode", thread);
+	it_request(s, "PUT", path, admin, "{\"expected_revision\":0,\"mode\":\"disabled\"}", NULL,
+		   &r);
+	IT_STATUS(&r, 200);
+	it_resp_free(&r);
+}
+
+static void test_same_answer_as_the_lane(void **state)
+{
+	(void)state;
+	struct it_server s;
+	IT_CHECK(it_server_start(&s, NULL) == 0, "the server did not start");
+	set_mode(&s, "pipes-same");
+	warm(&s, "pipes-same");
+	for (int i = 0; i < 20; i++) {
+		struct it_resp r;
+		it_request(&s, "GET", "/v1/threads/pipes-same/memory-mode", admin, NULL, NULL, &r);
+		IT_STATUS(&r, 200);
+		IT_CHECK(it_json_str_is(r.json, "mode", "disabled") &&
+			     it_json_int(r.json, "revision", -1) == 1 &&
+			     strcmp(it_resp_header(&r, "ETag") ? it_resp_header(&r, "ETag") : "",
+				    "\"1\"") == 0,
+			 "read %d: %s", i, r.body);
+		it_resp_free(&r);
+	}
+	struct it_resp r;
+	it_request(&s, "HEAD", "/v1/threads/pipes-same/memory-mode", admin, NULL, NULL, &r);
+	IT_CHECK(r.status == 200 && r.body_len == 0, "HEAD: %ld, %zu bytes", r.status, r.body_len);
+	it_resp_free(&r);
+	it_request(&s, "GET", "/v1/threads/bad%20id/memory-mode", admin, NULL, NULL, &r);
+	IT_PROBLEM(&r, 422, "validation_failed");
+	it_resp_free(&r);
+	it_request(&s, "GET", "/v1/threads/pipes-same/memory-mode", NULL, NULL, NULL, &r);
+	IT_PROBLEM(&r, 401, "unauthenticated");
+	it_resp_free(&r);
+	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
+}
+
+static void test_waiting_reads_hold_no_thread(void **state)
+{
+	(void)state;
+	/* one pool connection, so one worker: the reads wait on the pipes without it */
+	const char *env[] = {"RECALLGATE_DB_POOL=1", NULL};
+	struct it_server s;
+	IT_CHECK(it_server_start(&s, env) == 0, "the server did not start");
+	set_mode(&s, "pipes-wait");
+	PGconn *locker = locker_connect();
+	warm(&s, "pipes-wait");
+	lock_modes(locker);
+	/* One read per pipe, each stalled past PIPES_STALL_MS (50 ms) before the next: the third
+	 * finds both pipes stalled and runs on the lane (its worker waits on the lock too). */
+	struct reader rd[3];
+	double waiting[3] = {0};
+	for (int n = 0; n < 3; n++) {
+		start_readers(&s, rd + n, 1, "pipes-wait");
+		it_sleep_ms(150);
+		waiting[n] = metric(&s, "recallgate_pipe_reads_waiting");
+	}
+	struct it_resp h;
+	long long t0 = it_now_ms();
+	it_request(&s, "GET", "/healthz", NULL, NULL, NULL, &h);
+	long long healthz_ms = it_now_ms() - t0;
+	unlock_modes(locker);
+	for (int n = 0; n < 3; n++)
+		pthread_join(rd[n].th, NULL);
+	IT_CHECK(waiting[0] == 1 && waiting[1] == 2 && waiting[2] == 2,
+		 "recallgate_pipe_reads_waiting was %.0f, %.0f, %.0f after 1, 2, 3 held reads "
+		 "(expected 1, 2, 2)",
+		 waiting[0], waiting[1], waiting[2]);
+	IT_CHECK(h.status == 200 && healthz_ms < 1000, "/healthz while the reads waited: %ld in %lld ms",
+		 h.status, healthz_ms);
+	it_resp_free(&h);
+	for (int n = 0; n < 3; n++) {
+		IT_CHECK(rd[n].resp.status == 200 && it_json_str_is(rd[n].resp.json, "mode", "disabled"),
+			 "read %d that waited on the lock: %ld %s", n, rd[n].resp.status,
+			 rd[n].resp.body);
+		it_resp_free(&rd[n].resp);
+	}
+	IT_CHECK(metric(&s, "recallgate_pipe_reads_waiting") == 0, "a read still waiting");
+	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
+}
+
+static void test_statement_timeout_is_504(void **state)
+{
+	(void)state;
+	const char *env[] = {"RECALLGATE_DB_POOL=1", NULL};
+	struct it_server s;
+	IT_CHECK(it_server_start(&s, env) == 0, "the server did not start");
+	PGconn *locker = locker_connect();
+	warm(&s, "pipes-slow");
+	lock_modes(locker);
+	struct reader rd[1];
+	start_readers(&s, rd, 1, "pipes-slow");
+	pthread_join(rd[0].th, NULL); /* statement_timeout: 5 s */
+	unlock_modes(locker);
+	IT_PROBLEM(&rd[0].resp, 504, "query_timeout");
+	it_resp_free(&rd[0].resp);
+	/* the connection is fine afterwards */
+	struct it_resp r;
+	it_request(&s, "GET", "/v1/threads/pipes-slow/memory-mode", admin, NULL, NULL, &r);
+	IT_STATUS(&r, 200);
+	it_resp_free(&r);
+	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
+}
+
+static void test_drain_answers_waiting_reads(void **state)
+{
+	(void)state;
+	/* one pool connection: the read waits on a pipe (a read that a worker runs is waited for
+	 * like any running handler) */
+	const char *env[] = {"RECALLGATE_DRAIN_TIMEOUT=2", "RECALLGATE_DB_POOL=1", NULL};
+	struct it_server s;
+	IT_CHECK(it_server_start(&s, env) == 0, "the server did not start");
+	PGconn *locker = locker_connect();
+	warm(&s, "pipes-drain");
+	lock_modes(locker);
+	struct reader rd[1];
+	start_readers(&s, rd, 1, "pipes-drain");
+	for (int i = 0; i < 100 && metric(&s, "recallgate_pipe_reads_waiting") < 1; i++)
+		it_sleep_ms(20);
+	long long t0 = it_now_ms();
+	IT_CHECK(it_server_signal(&s, SIGTERM) == 0, "SIGTERM");
+	int rc = it_server_wait(&s, 10);
+	long long took = it_now_ms() - t0;
+	unlock_modes(locker);
+	pthread_join(rd[0].th, NULL);
+	IT_PROBLEM(&rd[0].resp, 503, "shutting_down");
+	it_resp_free(&rd[0].resp);
+	IT_CHECK(rc == 0, "exit status %d after SIGTERM", rc);
+	IT_CHECK(took < 3000 + 1000, "exit %lld ms after SIGTERM (drain 2 s)", took);
+}
+
+/* Terminates every connection of the server under test (application_name recallgate). */
+static int terminate_backends(void)
+{
+	PGconn *c = PQconnectdb(getenv("DATABASE_URL"));
+	IT_CHECK(PQstatus(c) == CONNECTION_OK, "cannot connect: %s", PQerrorMessage(c));
+	PGresult *res = PQexec(c, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+				  " WHERE datname = current_database() AND application_name = 'recallgate'"
+				  " AND pid <> pg_backend_pid()");
+	IT_CHECK(PQresultStatus(res) == PGRES_TUPLES_OK, "terminate: %s", PQerrorMessage(c));
+	int n = atoi(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	PQfinish(c);
+	return n;
+}
+
+static void test_pipes_reconnect(void **state)
+{
+	(void)state;
+	struct it_server s;
+	IT_CHECK(it_server_start(&s, NULL) == 0, "the server did not start");
+	warm(&s, "pipes-back");
+	int killed = terminate_backends();
+	IT_CHECK(killed >= 2, "%d backends terminated (two pipes at least)", killed);
+	/* The poller hears each pipe's end at once (its socket is watched): reads go to the other
+	 * pipe or a lane meanwhile, and none is lost to a dead pipe. */
+	it_sleep_ms(200);
+	for (int i = 0; i < 30; i++) {
+		struct it_resp r;
+		it_request(&s, "GET", "/v1/threads/pipes-back/memory-mode", admin, NULL, NULL, &r);
+		IT_STATUS(&r, 200);
+		it_resp_free(&r);
+		it_sleep_ms(20);
+	}
+	double up = 0;
+	for (int i = 0; i < 150 && (up = metric(&s, "recallgate_pipes_connected")) != 2; i++)
+		it_sleep_ms(20);
+	IT_CHECK(up == 2, "%.0f pipes up 3 s after their backends were terminated", up);
+	warm(&s, "pipes-back"); /* and they take reads again */
+	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
+}
+
+int main(void)
+{
+	if (!it_init())
+		return 1;
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_same_answer_as_the_lane),
+	    cmocka_unit_test(test_waiting_reads_hold_no_thread),
+	    cmocka_unit_test(test_statement_timeout_is_504),
+	    cmocka_unit_test(test_drain_answers_waiting_reads),
+	    cmocka_unit_test(test_pipes_reconnect),
+	};
+	int rc = cmocka_run_group_tests_name("it_pipes", tests, group_setup, group_teardown);
+	it_cleanup();
+	return rc;
+}
