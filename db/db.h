@@ -40,9 +40,9 @@ enum rg_status db_error_from(PGconn *pg, const PGresult *res, struct db_error *e
 void db_error_set(struct db_error *err, enum rg_status st, const char *sqlstate,
 		  const char *msg);
 
-/* A new connection to url with the pool's settings (connect timeout, statement timeout), or
- * NULL with err set. */
-PGconn *db_connect(const char *url, struct db_error *err);
+/* A new connection to url with the pool's settings (connect timeout, statement timeout,
+ * keepalives), or NULL with err set. The pool's connections are "recallgate". */
+PGconn *db_connect(const char *url, const char *application_name, struct db_error *err);
 
 struct db_pool_stats {
 	unsigned size, in_use, waiting;

@@ -176,16 +176,20 @@ static void ignore_notice(void *arg, const char *message)
 	(void)message;
 }
 
-PGconn *db_connect(const char *url, struct db_error *err)
+PGconn *db_connect(const char *url, const char *application_name, struct db_error *err)
 {
 	/* Every statement is bounded so that a stuck lock cannot hold a request (and the
-	 * shutdown drain) beyond its budget; 57014 then answers 504 query_timeout. The URL's own
-	 * settings win over these defaults (later keywords override). */
+	 * shutdown drain) beyond its budget; 57014 then answers 504 query_timeout. Keepalives and
+	 * tcp_user_timeout (unacknowledged data) notice a database host that vanished without
+	 * closing the connection, which the statement timeout cannot: a request must not wait
+	 * out TCP's minutes of retries. The URL's own settings win over these defaults (later
+	 * keywords override). */
 	static const char *const keys[] = {"connect_timeout", "application_name", "options",
-					   "dbname", NULL};
-	const char *vals[] = {"3", "recallgate",
+					   "keepalives_idle", "keepalives_interval",
+					   "keepalives_count", "tcp_user_timeout", "dbname", NULL};
+	const char *vals[] = {"3", application_name,
 			      "-c statement_timeout=5000 -c idle_in_transaction_session_timeout=10000",
-			      url, NULL};
+			      "10", "5", "2", "10000", url, NULL};
 	PGconn *pg = PQconnectdbParams(keys, vals, 1);
 	if (pg == NULL || PQstatus(pg) != CONNECTION_OK) {
 		db_error_set(err, RG_UNAVAILABLE, "08006", pg ? PQerrorMessage(pg) : "out of memory");
@@ -202,7 +206,7 @@ static bool connect_conn(struct db_pool *p, struct db_conn *c, struct db_error *
 	if (c->pg)
 		PQfinish(c->pg);
 	c->nprepared = 0;
-	c->pg = db_connect(p->url, err);
+	c->pg = db_connect(p->url, "recallgate", err);
 	c->broken = c->pg == NULL;
 	return c->pg != NULL;
 }

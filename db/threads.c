@@ -6,7 +6,7 @@
 #include "db/pipe.h"
 
 /* Kept byte-identical with tests/bench/pgbench_mm_*.sql, which replay it as the ceiling. */
-static const struct db_stmt get_stmt = {
+const struct db_stmt db_thread_mode_get_stmt = {
 	"thread_mode_get",
 	"SELECT mode, revision, epoch_ms(effective_at) FROM thread_memory_modes"
 	" WHERE tenant_id = $1 AND thread_id = $2",
@@ -53,7 +53,7 @@ enum rg_status db_thread_mode_get(struct db_conn *c, const char *tenant_id,
 {
 	const char *params[] = {tenant_id, thread_id};
 	PGresult *res = NULL;
-	enum rg_status st = db_exec(c, &get_stmt, params, &res, err);
+	enum rg_status st = db_exec(c, &db_thread_mode_get_stmt, params, &res, err);
 	if (st != RG_OK)
 		return st;
 	db_thread_mode_from(res, out);
@@ -65,7 +65,7 @@ enum rg_status db_thread_mode_get_send(struct db_pipe *p, const char *tenant_id,
 				       const char *thread_id, struct db_error *err)
 {
 	const char *params[] = {tenant_id, thread_id};
-	return db_pipe_send(p, &get_stmt, params, err);
+	return db_pipe_send(p, &db_thread_mode_get_stmt, params, err);
 }
 
 enum rg_status db_thread_mode_put(struct db_conn *c, const struct db_actor *actor,

@@ -17,7 +17,9 @@ enum rg_status db_thread_mode_get(struct db_conn *c, const char *tenant_id,
 				  struct db_error *err) RG_MUSTCHECK;
 
 /* db_thread_mode_get on a pipe (db/pipe.h): the statement goes out, and its answer, from
- * db_pipe_next, reads with db_thread_mode_from. */
+ * db_pipe_next, reads with db_thread_mode_from. Its statement is one db/pipe.c prepares on
+ * every pipe. */
+extern const struct db_stmt db_thread_mode_get_stmt;
 struct db_pipe;
 enum rg_status db_thread_mode_get_send(struct db_pipe *p, const char *tenant_id,
 				       const char *thread_id, struct db_error *err) RG_MUSTCHECK;

@@ -139,6 +139,7 @@ static void request_done(struct request *r)
 			   core_problem_code(r->problem_code), r->dberr.sqlstate, r->dberr.message);
 	}
 	clients_leave(&r->client);
+	dispatch_drop(r); /* nothing when the handler's context was already freed */
 	free(r->body);
 	free(r);
 	atomic_fetch_sub(&srv->in_flight, 1);

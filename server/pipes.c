@@ -1,3 +1,5 @@
+/* pthread_timedjoin_np: the stop does not wait out a connect attempt. */
+#define _GNU_SOURCE
 #include "server/pipes.h"
 
 #include <pthread.h>
@@ -14,6 +16,12 @@
 #include "server/log.h"
 
 #define RECONNECT_MS 1000
+#define CHECK_MS 100
+/* The statement timeout (db_connect: 5 s) and a second for the answer to arrive. */
+#define GIVE_UP_MS 6000
+/* How long the stop waits for a connect attempt in progress (up to the connect timeout, 3 s,
+ * to an unreachable host) before leaving it to the process's exit. */
+#define CONNECTOR_JOIN_MS 200
 
 /* One pipe: its connection (NULL while down) and the reads sent on it, oldest first. Every
  * use of the connection and the list is under mu. */
@@ -23,6 +31,7 @@ struct slot {
 	bool broken;    /* a send failed: the poller closes it */
 	bool want_out;  /* part of a send is still to be written */
 	bool closed;    /* stopped: takes no read */
+	atomic_bool up; /* db, and neither broken nor closed: what choose() looks at */
 	struct request *head, *tail;
 	atomic_uint waiting;
 	atomic_llong head_sent_ms; /* when the oldest read went out; valid while waiting > 0 */
@@ -84,6 +93,7 @@ static void tear_down(struct slot *s, const char *why)
 		db_pipe_close(s->db);
 	}
 	s->db = NULL;
+	atomic_store(&s->up, false);
 	s->broken = s->want_out = false;
 	s->head = s->tail = NULL;
 	atomic_store(&s->waiting, 0);
@@ -139,6 +149,7 @@ static void serve(struct slot *s)
 		*tail = r;
 		tail = &r->pipe_next;
 	}
+	ok = ok && db_pipe_alive(s->db);
 	pthread_mutex_unlock(&s->mu);
 	while (done) {
 		struct request *r = done;
@@ -166,6 +177,7 @@ static void abandon_all(void)
 		pthread_mutex_lock(&s->mu);
 		struct request *r = s->head;
 		s->closed = true;
+		atomic_store(&s->up, false);
 		s->head = s->tail = NULL;
 		atomic_store(&s->waiting, 0);
 		pthread_mutex_unlock(&s->mu);
@@ -181,17 +193,42 @@ static void abandon_all(void)
 	}
 }
 
+/* While reads wait, every CHECK_MS: reads what libpq may have taken in outside the poller
+ * (a send that found the socket full reads too, and epoll then has nothing to report), and
+ * closes a pipe whose oldest read has waited past any statement's timeout (a host that
+ * stopped answering without closing the connection). */
+static void check_waiting(void)
+{
+	long long now = mono_ms();
+	for (int i = 0; i < PIPES_COUNT; i++) {
+		struct slot *s = &pp.slots[i];
+		if (atomic_load(&s->waiting) == 0)
+			continue;
+		if (now - atomic_load(&s->head_sent_ms) > GIVE_UP_MS)
+			tear_down(s, "the database did not answer within the statement timeout");
+		else
+			serve(s);
+	}
+}
+
 static void *poller_main(void *arg)
 {
 	(void)arg;
 	struct epoll_event evs[PIPES_COUNT + 1];
+	long long next_check = mono_ms() + CHECK_MS;
 	for (;;) {
 		bool stopping = atomic_load(&pp.stopping);
 		if (stopping && (idle_all() || mono_ms() >= atomic_load(&pp.abandon_at_ms))) {
 			abandon_all();
 			return NULL;
 		}
-		int n = epoll_wait(pp.epoll_fd, evs, PIPES_COUNT + 1, stopping ? 10 : -1);
+		/* Ten wake-ups a second when idle: a read sent meanwhile needs no wake-up of its
+		 * own for its check. */
+		int n = epoll_wait(pp.epoll_fd, evs, PIPES_COUNT + 1, stopping ? 10 : CHECK_MS);
+		if (mono_ms() >= next_check) {
+			check_waiting();
+			next_check = mono_ms() + CHECK_MS;
+		}
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.ptr == &wake_tag) {
 				uint64_t v;
@@ -234,12 +271,15 @@ static void *connector_main(void *arg)
 			struct epoll_event e = {.events = EPOLLIN, .data.ptr = s};
 			if (epoll_ctl(pp.epoll_fd, EPOLL_CTL_ADD, db_pipe_socket(p), &e) == 0) {
 				s->db = p;
+				atomic_store(&s->up, !s->closed);
 			} else {
 				db_pipe_close(p);
 				failed = true;
 			}
 			pthread_mutex_unlock(&s->mu);
 		}
+		if (atomic_load(&pp.stopping)) /* checked under pp.mu, which the stop signals under */
+			break;
 		if (failed) {
 			struct timespec until;
 			clock_gettime(CLOCK_REALTIME, &until);
@@ -297,7 +337,8 @@ static struct slot *choose(long long now)
 	for (int i = 0; i < PIPES_COUNT; i++) {
 		struct slot *s = &pp.slots[i];
 		unsigned n = atomic_load(&s->waiting);
-		if (n < best_n && (n == 0 || now - atomic_load(&s->head_sent_ms) < PIPES_STALL_MS)) {
+		if (atomic_load(&s->up) && n < best_n &&
+		    (n == 0 || now - atomic_load(&s->head_sent_ms) < PIPES_STALL_MS)) {
 			best = s;
 			best_n = n;
 		}
@@ -315,10 +356,15 @@ bool pipes_submit(struct request *r)
 		return false;
 	pthread_mutex_lock(&s->mu);
 	bool ok = s->db != NULL && !s->broken && !s->closed;
-	if (ok && r->ctx.route->split->send(&r->ctx, s->db) != RG_OK) {
-		s->broken = true; /* the poller closes it */
+	enum rg_status st = ok ? r->ctx.route->split->send(&r->ctx, s->db) : RG_RETRY;
+	if (ok && st != RG_OK) {
 		ok = false;
-		wake_poller();
+		if (st != RG_RETRY) { /* nothing was sent on RG_RETRY */
+			s->broken = true; /* the poller closes it */
+			atomic_store(&s->up, false);
+			wake_poller();
+		}
+		r->ctx.dberr = (struct db_error){0}; /* the lane reports its own */
 	}
 	if (ok) {
 		r->pipe_sent_ms = now;
@@ -343,11 +389,22 @@ void pipes_stop(long long abandon_at_ms)
 {
 	atomic_store(&pp.abandon_at_ms, abandon_at_ms);
 	atomic_store(&pp.stopping, true);
+	bool connector_busy = false;
 	if (pp.connector_up) {
 		pthread_mutex_lock(&pp.mu);
 		pthread_cond_signal(&pp.need);
 		pthread_mutex_unlock(&pp.mu);
-		pthread_join(pp.connector, NULL);
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += CONNECTOR_JOIN_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		if (pthread_timedjoin_np(pp.connector, NULL, &until) != 0) {
+			pthread_detach(pp.connector); /* still connecting: it ends with the process */
+			connector_busy = true;
+		}
 		pp.connector_up = false;
 	}
 	if (pp.poller_up) {
@@ -355,6 +412,8 @@ void pipes_stop(long long abandon_at_ms)
 		pthread_join(pp.poller, NULL);
 		pp.poller_up = false;
 	}
+	if (connector_busy)
+		return; /* it may still install a pipe: the slots and the URL stay */
 	for (int i = 0; i < PIPES_COUNT; i++) {
 		db_pipe_close(pp.slots[i].db);
 		pp.slots[i].db = NULL;

@@ -10,7 +10,9 @@
  *   - a read still waiting when the drain ends is answered 503 shutting_down, and the
  *     process exits 0 within the drain;
  *   - pipes whose backends were terminated are noticed, closed and connected again, with
- *     no read lost meanwhile.
+ *     no read lost meanwhile;
+ *   - a pipe whose backend stopped answering (frozen with SIGSTOP) is given up after the
+ *     statement timeout and a second: its read is answered 503, and it is connected again.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -303,19 +305,25 @@ static void test_drain_answers_waiting_reads(void **state)
 	IT_CHECK(took < 3000 + 1000, "exit %lld ms after SIGTERM (drain 2 s)", took);
 }
 
-/* Terminates every connection of the server under test (application_name recallgate). */
-static int terminate_backends(void)
+/* One integer from sql on the test's database. */
+static int query_int(const char *sql)
 {
 	PGconn *c = PQconnectdb(getenv("DATABASE_URL"));
 	IT_CHECK(PQstatus(c) == CONNECTION_OK, "cannot connect: %s", PQerrorMessage(c));
-	PGresult *res = PQexec(c, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-				  " WHERE datname = current_database() AND application_name = 'recallgate'"
-				  " AND pid <> pg_backend_pid()");
-	IT_CHECK(PQresultStatus(res) == PGRES_TUPLES_OK, "terminate: %s", PQerrorMessage(c));
+	PGresult *res = PQexec(c, sql);
+	IT_CHECK(PQresultStatus(res) == PGRES_TUPLES_OK, "%s: %s", sql, PQerrorMessage(c));
 	int n = atoi(PQgetvalue(res, 0, 0));
 	PQclear(res);
 	PQfinish(c);
 	return n;
+}
+
+/* Terminates every connection of the server under test (pool, pipes, event listener). */
+static int terminate_backends(void)
+{
+	return query_int("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+			 " WHERE datname = current_database() AND application_name LIKE 'recallgate%'"
+			 " AND pid <> pg_backend_pid()");
 }
 
 static void test_pipes_reconnect(void **state)
@@ -344,6 +352,44 @@ static void test_pipes_reconnect(void **state)
 	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
 }
 
+/* The pipes' backends frozen (SIGSTOP): a host that stopped answering without closing the
+ * connection. A read sent on a pipe is answered 503 once it has waited past the statement
+ * timeout and a second (not after TCP's minutes), and the pipes are connected again. */
+static void test_frozen_pipe_is_given_up(void **state)
+{
+	(void)state;
+	struct it_server s;
+	IT_CHECK(it_server_start(&s, NULL) == 0, "the server did not start");
+	warm(&s, "pipes-frozen");
+	int pids[2] = {0, 0};
+	for (int i = 0; i < 2; i++) {
+		char sql[256];
+		snprintf(sql, sizeof sql,
+			 "SELECT coalesce((SELECT pid FROM pg_stat_activity WHERE datname ="
+			 " current_database() AND application_name = 'recallgate pipe' ORDER BY pid"
+			 " OFFSET %d LIMIT 1), 0)",
+			 i);
+		pids[i] = query_int(sql);
+		IT_CHECK(pids[i] > 0 && kill(pids[i], SIGSTOP) == 0, "cannot freeze pipe %d", i);
+	}
+	struct it_resp r;
+	long long t0 = it_now_ms();
+	it_request(&s, "GET", "/v1/threads/pipes-frozen/memory-mode", admin, NULL, NULL, &r);
+	long long took = it_now_ms() - t0;
+	for (int i = 0; i < 2; i++)
+		(void)kill(pids[i], SIGCONT);
+	IT_PROBLEM(&r, 503, "database_unavailable");
+	it_resp_free(&r);
+	IT_CHECK(took >= 5500 && took < 8000, "answered after %lld ms (statement timeout 5 s + 1 s)",
+		 took);
+	double up = 0;
+	for (int i = 0; i < 150 && (up = metric(&s, "recallgate_pipes_connected")) != 2; i++)
+		it_sleep_ms(20);
+	IT_CHECK(up == 2, "%.0f pipes up 3 s after they were given up", up);
+	warm(&s, "pipes-frozen");
+	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
+}
+
 int main(void)
 {
 	if (!it_init())
@@ -354,6 +400,7 @@ int main(void)
 	    cmocka_unit_test(test_statement_timeout_is_504),
 	    cmocka_unit_test(test_drain_answers_waiting_reads),
 	    cmocka_unit_test(test_pipes_reconnect),
+	    cmocka_unit_test(test_frozen_pipe_is_given_up),
 	};
 	int rc = cmocka_run_group_tests_name("it_pipes", tests, group_setup, group_teardown);
 	it_cleanup();
