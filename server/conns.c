@@ -60,13 +60,7 @@ static void *watch(void *arg)
 			unlink_entry(e);
 			atomic_fetch_add(&w.timeouts, 1);
 		}
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += WATCH_EVERY_MS * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		struct timespec ts = realtime_in_ms(WATCH_EVERY_MS);
 		pthread_cond_timedwait(&w.wake, &w.lock, &ts);
 	}
 	pthread_mutex_unlock(&w.lock);

@@ -157,9 +157,7 @@ static void *lane_thread(void *arg)
 			l->idle++;
 			int rc = 0;
 			if (l->threads > l->min_threads) {
-				struct timespec until;
-				clock_gettime(CLOCK_REALTIME, &until);
-				until.tv_sec += LANE_IDLE_MS / 1000;
+				struct timespec until = realtime_in_ms(LANE_IDLE_MS);
 				rc = pthread_cond_timedwait(&l->work, &l->lock, &until);
 			} else {
 				pthread_cond_wait(&l->work, &l->lock);

@@ -281,9 +281,7 @@ static void *connector_main(void *arg)
 		if (atomic_load(&pp.stopping)) /* checked under pp.mu, which the stop signals under */
 			break;
 		if (failed) {
-			struct timespec until;
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_sec += RECONNECT_MS / 1000;
+			struct timespec until = realtime_in_ms(RECONNECT_MS);
 			pthread_cond_timedwait(&pp.need, &pp.mu, &until);
 		} else if (!pp.needed) {
 			pthread_cond_wait(&pp.need, &pp.mu);
@@ -394,13 +392,7 @@ void pipes_stop(long long abandon_at_ms)
 		pthread_mutex_lock(&pp.mu);
 		pthread_cond_signal(&pp.need);
 		pthread_mutex_unlock(&pp.mu);
-		struct timespec until;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += CONNECTOR_JOIN_MS * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		struct timespec until = realtime_in_ms(CONNECTOR_JOIN_MS);
 		if (pthread_timedjoin_np(pp.connector, NULL, &until) != 0) {
 			pthread_detach(pp.connector); /* still connecting: it ends with the process */
 			connector_busy = true;
