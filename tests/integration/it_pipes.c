@@ -3,9 +3,9 @@
  * sends the read on a shared connection in pipeline mode and the poller answers it, so
  *   - the answer is the one the lane gives (same body, ETag, HEAD, 422 on a bad id, 401);
  *   - a read the database holds back holds no thread: /healthz answers while it waits; a
- *     pipe whose oldest read waits past PIPES_STALL_MS takes no more (the next read goes to
- *     the other pipe, the one after to a lane), and every read is answered 200 with the
- *     right body once the database lets them go;
+ *     pipe whose oldest read waits past PIPES_STALL_MS takes no more (the next reads go to
+ *     a lane), and every read is answered 200 with the right body once the database lets
+ *     them go;
  *   - a statement timeout answers 504 query_timeout (the database is fine);
  *   - a read still waiting when the drain ends is answered 503 shutting_down, and the
  *     process exits 0 within the drain;
@@ -29,6 +29,9 @@
 #include <libpq-fe.h>
 
 #include "harness.h"
+
+/* server/pipes.h's PIPES_COUNT: the pipes an instance keeps up. */
+#define PIPES 1
 
 static char *tenant, *admin;
 static char dbname[64], url[1024], base_url[1024];
@@ -129,7 +132,7 @@ static double metric(const struct it_server *s, const char *series)
 static void warm(const struct it_server *s, const char *thread)
 {
 	for (int i = 0; i < 250 && (metric(s, "recallgate_event_listener_up") != 1 ||
-				    metric(s, "recallgate_pipes_connected") != 2);
+				    metric(s, "recallgate_pipes_connected") != PIPES);
 	     i++)
 		it_sleep_ms(20);
 	it_sleep_ms(1100);
@@ -222,11 +225,13 @@ static void test_waiting_reads_hold_no_thread(void **state)
 	PGconn *locker = locker_connect();
 	warm(&s, "pipes-wait");
 	lock_modes(locker);
-	/* One read per pipe, each stalled past PIPES_STALL_MS (50 ms) before the next: the third
-	 * finds both pipes stalled and runs on the lane (its worker waits on the lock too). */
-	struct reader rd[3];
-	double waiting[3] = {0};
-	for (int n = 0; n < 3; n++) {
+	/* One read per pipe, each stalled past PIPES_STALL_MS (50 ms) before the next: the read
+	 * after them finds every pipe stalled and runs on the lane (its worker waits on the lock
+	 * too), and so does the one after that (queued behind the worker). */
+	enum { N = PIPES + 2 };
+	struct reader rd[N];
+	double waiting[N] = {0};
+	for (int n = 0; n < N; n++) {
 		start_readers(&s, rd + n, 1, "pipes-wait");
 		it_sleep_ms(150);
 		waiting[n] = metric(&s, "recallgate_pipe_reads_waiting");
@@ -236,16 +241,16 @@ static void test_waiting_reads_hold_no_thread(void **state)
 	it_request(&s, "GET", "/healthz", NULL, NULL, NULL, &h);
 	long long healthz_ms = it_now_ms() - t0;
 	unlock_modes(locker);
-	for (int n = 0; n < 3; n++)
+	for (int n = 0; n < N; n++)
 		pthread_join(rd[n].th, NULL);
-	IT_CHECK(waiting[0] == 1 && waiting[1] == 2 && waiting[2] == 2,
-		 "recallgate_pipe_reads_waiting was %.0f, %.0f, %.0f after 1, 2, 3 held reads "
-		 "(expected 1, 2, 2)",
-		 waiting[0], waiting[1], waiting[2]);
+	for (int n = 0; n < N; n++)
+		IT_CHECK(waiting[n] == (n < PIPES ? n + 1 : PIPES),
+			 "recallgate_pipe_reads_waiting was %.0f after %d held reads (%d pipes)",
+			 waiting[n], n + 1, PIPES);
 	IT_CHECK(h.status == 200 && healthz_ms < 1000, "/healthz while the reads waited: %ld in %lld ms",
 		 h.status, healthz_ms);
 	it_resp_free(&h);
-	for (int n = 0; n < 3; n++) {
+	for (int n = 0; n < N; n++) {
 		IT_CHECK(rd[n].resp.status == 200 && it_json_str_is(rd[n].resp.json, "mode", "disabled"),
 			 "read %d that waited on the lock: %ld %s", n, rd[n].resp.status,
 			 rd[n].resp.body);
@@ -333,7 +338,8 @@ static void test_pipes_reconnect(void **state)
 	IT_CHECK(it_server_start(&s, NULL) == 0, "the server did not start");
 	warm(&s, "pipes-back");
 	int killed = terminate_backends();
-	IT_CHECK(killed >= 2, "%d backends terminated (two pipes at least)", killed);
+	IT_CHECK(killed >= PIPES + 1, "%d backends terminated (the pipes and a pool connection)",
+		 killed);
 	/* The poller hears each pipe's end at once (its socket is watched): reads go to the other
 	 * pipe or a lane meanwhile, and none is lost to a dead pipe. */
 	it_sleep_ms(200);
@@ -345,9 +351,9 @@ static void test_pipes_reconnect(void **state)
 		it_sleep_ms(20);
 	}
 	double up = 0;
-	for (int i = 0; i < 150 && (up = metric(&s, "recallgate_pipes_connected")) != 2; i++)
+	for (int i = 0; i < 150 && (up = metric(&s, "recallgate_pipes_connected")) != PIPES; i++)
 		it_sleep_ms(20);
-	IT_CHECK(up == 2, "%.0f pipes up 3 s after their backends were terminated", up);
+	IT_CHECK(up == PIPES, "%.0f pipes up 3 s after their backends were terminated", up);
 	warm(&s, "pipes-back"); /* and they take reads again */
 	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
 }
@@ -361,8 +367,8 @@ static void test_frozen_pipe_is_given_up(void **state)
 	struct it_server s;
 	IT_CHECK(it_server_start(&s, NULL) == 0, "the server did not start");
 	warm(&s, "pipes-frozen");
-	int pids[2] = {0, 0};
-	for (int i = 0; i < 2; i++) {
+	int pids[PIPES] = {0};
+	for (int i = 0; i < PIPES; i++) {
 		char sql[256];
 		snprintf(sql, sizeof sql,
 			 "SELECT coalesce((SELECT pid FROM pg_stat_activity WHERE datname ="
@@ -376,16 +382,16 @@ static void test_frozen_pipe_is_given_up(void **state)
 	long long t0 = it_now_ms();
 	it_request(&s, "GET", "/v1/threads/pipes-frozen/memory-mode", admin, NULL, NULL, &r);
 	long long took = it_now_ms() - t0;
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < PIPES; i++)
 		(void)kill(pids[i], SIGCONT);
 	IT_PROBLEM(&r, 503, "database_unavailable");
 	it_resp_free(&r);
 	IT_CHECK(took >= 5500 && took < 8000, "answered after %lld ms (statement timeout 5 s + 1 s)",
 		 took);
 	double up = 0;
-	for (int i = 0; i < 150 && (up = metric(&s, "recallgate_pipes_connected")) != 2; i++)
+	for (int i = 0; i < 150 && (up = metric(&s, "recallgate_pipes_connected")) != PIPES; i++)
 		it_sleep_ms(20);
-	IT_CHECK(up == 2, "%.0f pipes up 3 s after they were given up", up);
+	IT_CHECK(up == PIPES, "%.0f pipes up 3 s after they were given up", up);
 	warm(&s, "pipes-frozen");
 	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
 }
