@@ -40,9 +40,15 @@ enum rg_status db_error_from(PGconn *pg, const PGresult *res, struct db_error *e
 void db_error_set(struct db_error *err, enum rg_status st, const char *sqlstate,
 		  const char *msg);
 
-/* A new connection to url with the pool's settings (connect timeout, statement timeout,
- * keepalives), or NULL with err set. The pool's connections are "recallgate". */
-PGconn *db_connect(const char *url, const char *application_name, struct db_error *err);
+/* The pool's and the pipes' statement timeout: past it a statement fails 57014 (504
+ * query_timeout). */
+#define DB_STATEMENT_TIMEOUT_MS 5000
+
+/* A new connection to url (connect timeout 3 s, keepalives, tcp_user_timeout, notices
+ * ignored), its statements bounded by statement_timeout_ms, or NULL with err set. The pool's
+ * connections are "recallgate". */
+PGconn *db_connect(const char *url, const char *application_name, unsigned statement_timeout_ms,
+		   struct db_error *err);
 
 struct db_pool_stats {
 	unsigned size, in_use, waiting;

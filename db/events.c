@@ -14,12 +14,6 @@ struct db_events {
 /* The columns of db_audit_list (db_audit_row_json reads them), then tenant_id. */
 #define EVENT_COLUMNS "SELECT " DB_AUDIT_COLUMNS ", tenant_id FROM audit_log"
 
-static void ignore_notice(void *arg, const char *message)
-{
-	(void)arg;
-	(void)message;
-}
-
 static bool run(struct db_events *ev, const char *sql, struct db_error *err)
 {
 	PGresult *res = PQexec(ev->pg, sql);
@@ -32,30 +26,20 @@ static bool run(struct db_events *ev, const char *sql, struct db_error *err)
 
 bool db_events_connect(const char *url, struct db_events **out, struct db_error *err)
 {
-	static const char *const keys[] = {"connect_timeout", "application_name", "options",
-					   "keepalives_idle", "keepalives_interval",
-					   "keepalives_count", "tcp_user_timeout", "dbname", NULL};
-	/* Its queries are small; a stuck one must not stall every stream for long. Keepalives
-	 * and tcp_user_timeout (unacknowledged data) notice a database host that vanished
-	 * without closing the connection: the hub must not block for TCP's minutes of retries. */
+	/* Its queries are small; a stuck one must not stall every stream for long. */
 	char app[64]; /* the process id tells an operator (and a test) whose listener it is */
 	snprintf(app, sizeof app, "recallgate events %ld", (long)getpid());
-	const char *vals[] = {"3", app, "-c statement_timeout=2000", "10", "5", "2", "10000",
-			      url, NULL};
 	struct db_events *ev = calloc(1, sizeof *ev);
 	*out = NULL;
 	if (ev == NULL) {
 		db_error_set(err, RG_ERROR, "", "out of memory");
 		return false;
 	}
-	ev->pg = PQconnectdbParams(keys, vals, 1);
-	if (ev->pg == NULL || PQstatus(ev->pg) != CONNECTION_OK) {
-		db_error_set(err, RG_UNAVAILABLE, "08006",
-			     ev->pg ? PQerrorMessage(ev->pg) : "out of memory");
+	ev->pg = db_connect(url, app, 2000, err);
+	if (ev->pg == NULL) {
 		db_events_close(ev);
 		return false;
 	}
-	PQsetNoticeProcessor(ev->pg, ignore_notice, NULL);
 	if (!run(ev, "SET synchronous_commit = off", err) ||
 	    !run(ev, "LISTEN recallgate_audit", err) || !run(ev, "LISTEN recallgate_token", err)) {
 		db_events_close(ev);

@@ -38,7 +38,7 @@ enum rg_status db_pipe_open(const char *url, struct db_pipe **out, struct db_err
 		db_error_set(err, RG_NOMEM, "", "out of memory");
 		return RG_NOMEM;
 	}
-	p->pg = db_connect(url, "recallgate pipe", err);
+	p->pg = db_connect(url, "recallgate pipe", DB_STATEMENT_TIMEOUT_MS, err);
 	if (p->pg == NULL) {
 		free(p);
 		return RG_UNAVAILABLE;
@@ -109,11 +109,6 @@ bool db_pipe_consume(struct db_pipe *p)
 bool db_pipe_alive(const struct db_pipe *p)
 {
 	return !p->lost && PQstatus(p->pg) == CONNECTION_OK;
-}
-
-unsigned db_pipe_pending(const struct db_pipe *p)
-{
-	return p->pending;
 }
 
 bool db_pipe_next(struct db_pipe *p, enum rg_status *st, PGresult **res, struct db_error *err)

@@ -36,7 +36,5 @@ bool db_pipe_alive(const struct db_pipe *p);
 /* The answer of the oldest unanswered statement, once it is complete: true with *st and, on
  * RG_OK, *res (new: PQclear it), else err says why. false when it is not complete yet. */
 bool db_pipe_next(struct db_pipe *p, enum rg_status *st, PGresult **res, struct db_error *err);
-/* Statements sent and not answered yet. */
-unsigned db_pipe_pending(const struct db_pipe *p);
 
 #endif

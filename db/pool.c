@@ -176,7 +176,8 @@ static void ignore_notice(void *arg, const char *message)
 	(void)message;
 }
 
-PGconn *db_connect(const char *url, const char *application_name, struct db_error *err)
+PGconn *db_connect(const char *url, const char *application_name, unsigned statement_timeout_ms,
+		   struct db_error *err)
 {
 	/* Every statement is bounded so that a stuck lock cannot hold a request (and the
 	 * shutdown drain) beyond its budget; 57014 then answers 504 query_timeout. Keepalives and
@@ -187,9 +188,11 @@ PGconn *db_connect(const char *url, const char *application_name, struct db_erro
 	static const char *const keys[] = {"connect_timeout", "application_name", "options",
 					   "keepalives_idle", "keepalives_interval",
 					   "keepalives_count", "tcp_user_timeout", "dbname", NULL};
-	const char *vals[] = {"3", application_name,
-			      "-c statement_timeout=5000 -c idle_in_transaction_session_timeout=10000",
-			      "10", "5", "2", "10000", url, NULL};
+	char options[96];
+	snprintf(options, sizeof options,
+		 "-c statement_timeout=%u -c idle_in_transaction_session_timeout=10000",
+		 statement_timeout_ms);
+	const char *vals[] = {"3", application_name, options, "10", "5", "2", "10000", url, NULL};
 	PGconn *pg = PQconnectdbParams(keys, vals, 1);
 	if (pg == NULL || PQstatus(pg) != CONNECTION_OK) {
 		db_error_set(err, RG_UNAVAILABLE, "08006", pg ? PQerrorMessage(pg) : "out of memory");
@@ -206,7 +209,7 @@ static bool connect_conn(struct db_pool *p, struct db_conn *c, struct db_error *
 	if (c->pg)
 		PQfinish(c->pg);
 	c->nprepared = 0;
-	c->pg = db_connect(p->url, "recallgate", err);
+	c->pg = db_connect(p->url, "recallgate", DB_STATEMENT_TIMEOUT_MS, err);
 	c->broken = c->pg == NULL;
 	return c->pg != NULL;
 }

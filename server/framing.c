@@ -108,7 +108,9 @@ static bool answer(int fd, enum rg_problem code, const char *detail, const char 
 	return ok;
 }
 
-bool framing_on_log(const char *fmt)
+/* From libmicrohttpd's logger, with the message's format: true when it was a refused
+ * Content-Length and this thread's refused connection was answered and shut. */
+static bool framing_on_log(const char *fmt)
 {
 	enum rg_problem code;
 	const char *detail;

@@ -12,9 +12,6 @@
 void framing_uri_seen(struct conn_state *cs, struct MHD_Connection *conn);
 /* From the first access call, and when the connection closes. NULL is fine. */
 void framing_request_seen(struct conn_state *cs);
-/* From libmicrohttpd's logger, with the message's format: true when it was a refused
- * Content-Length and this thread's refused connection was answered and shut. */
-bool framing_on_log(const char *fmt);
 /* libmicrohttpd's logger (MHD_OPTION_EXTERNAL_LOGGER): its messages without the request's
  * text, and framing_on_log. */
 void framing_mhd_log(void *cls, const char *fmt, va_list ap);

@@ -174,10 +174,7 @@ static void expire_on_lane(void *arg)
 	db_pool_count_acquire_timeout(r->srv->pool);
 	snprintf(r->dberr.message, sizeof r->dberr.message, "no worker free within %u ms",
 		 r->srv->cfg->db_acquire_timeout_ms);
-	dispatch_drop(r);
-	(void)reply_problem(r, PROBLEM_DATABASE_UNAVAILABLE, NULL, NULL, -1, NULL);
-	r->lane_done = true;
-	MHD_resume_connection(r->conn);
+	reply_resume_problem(r, PROBLEM_DATABASE_UNAVAILABLE);
 }
 
 /* Hands the request, its connection suspended, to its lane. */
@@ -190,12 +187,8 @@ static enum MHD_Result submit_to_lane(struct request *r)
 		which = route->lane_for(r->body, r->body_len);
 	struct lane *lane = which == H_LANE_ELASTIC ? srv->elastic : srv->workers;
 	r->on_lane = true;
-	if (!lane_submit(lane, run_on_lane, expire_on_lane, r)) {
-		dispatch_drop(r);
-		(void)reply_problem(r, PROBLEM_SHUTTING_DOWN, NULL, NULL, -1, NULL);
-		r->lane_done = true;
-		MHD_resume_connection(r->conn);
-	}
+	if (!lane_submit(lane, run_on_lane, expire_on_lane, r))
+		reply_resume_problem(r, PROBLEM_SHUTTING_DOWN);
 	return MHD_YES;
 }
 
@@ -322,9 +315,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (r->status != 0)
 		return MHD_YES; /* already answered (early 413) */
 	if (r->authenticated && r->routed == ROUTER_FOUND && r->match.route->split &&
-	    !atomic_load(&srv->draining)) {
+	    !atomic_load(&srv->draining))
 		return to_pipe(r);
-	}
 	if (!dispatch_inline(r))
 		return to_lane(r);
 	(void)dispatch(r);

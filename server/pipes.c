@@ -17,8 +17,8 @@
 
 #define RECONNECT_MS 1000
 #define CHECK_MS 100
-/* The statement timeout (db_connect: 5 s) and a second for the answer to arrive. */
-#define GIVE_UP_MS 6000
+/* The statement timeout and a second for the answer to arrive. */
+#define GIVE_UP_MS (DB_STATEMENT_TIMEOUT_MS + 1000)
 /* How long the stop waits for a connect attempt in progress (up to the connect timeout, 3 s,
  * to an unreachable host) before leaving it to the process's exit. */
 #define CONNECTOR_JOIN_MS 200
@@ -184,10 +184,7 @@ static void abandon_all(void)
 		while (r) {
 			struct request *next = r->pipe_next;
 			r->pipe_next = NULL;
-			dispatch_drop(r);
-			(void)reply_problem(r, PROBLEM_SHUTTING_DOWN, NULL, NULL, -1, NULL);
-			r->lane_done = true;
-			MHD_resume_connection(r->conn);
+			reply_resume_problem(r, PROBLEM_SHUTTING_DOWN);
 			r = next;
 		}
 	}

@@ -98,6 +98,14 @@ enum MHD_Result reply_problem(struct request *r, enum rg_problem code, const cha
 	return reply_queue(r, status, resp);
 }
 
+void reply_resume_problem(struct request *r, enum rg_problem code)
+{
+	dispatch_drop(r);
+	(void)reply_problem(r, code, NULL, NULL, -1, NULL);
+	r->lane_done = true;
+	MHD_resume_connection(r->conn);
+}
+
 /* A handler's problem, with its extra members (e.g. source_identity on an assent 403). */
 static enum MHD_Result problem_with(struct request *r, enum rg_problem code, const char *detail,
 				    json_t *errors, long long current_revision, json_t *extra)

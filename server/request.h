@@ -105,6 +105,10 @@ enum MHD_Result reply_flush(struct request *r);
  * borrowed; allow, when not NULL, becomes the Allow header. */
 enum MHD_Result reply_problem(struct request *r, enum rg_problem code, const char *detail,
 			      json_t *errors, long long current_revision, const char *allow);
+/* For a suspended request whose handler will not run, from any thread: frees what dispatch
+ * set up for it, keeps code's problem as its answer and resumes the connection, whose I/O
+ * thread queues it. */
+void reply_resume_problem(struct request *r, enum rg_problem code);
 /* Whether the request's Origin header is one of RECALLGATE_CORS_ORIGINS (false when absent). */
 bool reply_origin_allowed(const struct request *r);
 /* The answer to a CORS preflight. */
