@@ -95,13 +95,15 @@ static uint64_t xid_value(const PGresult *res, int col)
 }
 
 bool db_events_horizon(struct db_events *ev, const int64_t *notify_after,
-		       const int64_t *sample_after, struct db_horizon *out, struct db_error *err)
+		       const int64_t *sample_after, uint64_t waiting, struct db_horizon *out,
+		       struct db_error *err)
 {
-	char n[DB_INT_SIZE], sa[DB_INT_SIZE];
+	char n[DB_INT_SIZE], sa[DB_INT_SIZE], w[DB_INT_SIZE];
 	const char *params[] = {notify_after ? db_int_param(n, *notify_after) : NULL,
-				sample_after ? db_int_param(sa, *sample_after) : NULL};
-	PGresult *res = PQexecParams(ev->pg, "SELECT h, x, m FROM events_horizon($1, $2)", 2,
-				     NULL, params, NULL, NULL, 0);
+				sample_after ? db_int_param(sa, *sample_after) : NULL,
+				waiting ? db_int_param(w, (int64_t)waiting) : NULL};
+	PGresult *res = PQexecParams(ev->pg, "SELECT h, x, m FROM events_horizon($1, $2, $3)",
+				     3, NULL, params, NULL, NULL, 0);
 	bool ok = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1;
 	if (ok) {
 		out->h = db_int(res, 0, 0);
@@ -197,7 +199,7 @@ bool db_events_tokens_gone(struct db_events *ev, const char *const *tenant_ids,
 }
 
 static const struct db_stmt newest_seq_stmt = {
-	"events_newest_seq", "SELECT h FROM events_horizon(NULL, NULL)", 0, false};
+	"events_newest_seq", "SELECT h FROM events_horizon(NULL, NULL, NULL)", 0, false};
 
 enum rg_status db_events_newest_seq(struct db_conn *c, int64_t *out, struct db_error *err)
 {

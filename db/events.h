@@ -30,12 +30,16 @@ bool db_events_consume(struct db_events *ev, unsigned *commits, db_token_deleted
 struct db_horizon {
 	int64_t h;  /* the newest seq drawn */
 	uint64_t x; /* a transaction id taken after h was read; 0 = none taken */
-	uint64_t m; /* pg_snapshot_xmin now */
+	uint64_t m; /* every sample whose x is below m is final */
 };
-/* events_horizon(): wakes every instance's hub when h > *notify_after, takes x when
- * h > *sample_after; a NULL bound turns its part off. */
+/* events_horizon() (db/migrations/0014_events_horizon_writers.sql): wakes every instance's
+ * hub when h > *notify_after, takes x when h > *sample_after; a NULL bound turns its part
+ * off. m is pg_snapshot_xmin, unless it is at or below waiting (0 = none: the hub's oldest
+ * sample, once it has waited), when it is the oldest transaction still writing audit_log
+ * (pg_locks), so that other transactions of the cluster hold no stream back. */
 bool db_events_horizon(struct db_events *ev, const int64_t *notify_after,
-		       const int64_t *sample_after, struct db_horizon *out, struct db_error *err);
+		       const int64_t *sample_after, uint64_t waiting, struct db_horizon *out,
+		       struct db_error *err);
 
 /* The records of these tenants with after < seq ≤ upto, oldest first, at most limit. *res is
  * new; columns as db_audit_list's, then tenant_id. tenant_ids are ids (core_id_valid). */

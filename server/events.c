@@ -28,6 +28,10 @@
 #define CATCHUP_TURN 16           /* catching-up streams served per turn of the hub */
 #define POLL_EVERY_MS 1000        /* the sequence is looked at this often without a wake-up */
 #define PENDING_CHECK_MS 2        /* how soon a waiting horizon is checked again */
+/* A sample still held back after this long asks which transactions hold it (pg_locks, at
+ * most this often): a writer's transaction usually ends within a few ms; another
+ * application's may last minutes (db/migrations/0014_events_horizon_writers.sql). */
+#define WRITERS_CHECK_MS 10
 #define RECONNECT_MAX_MS 2000
 
 static bool wants(const struct stream *s, const PGresult *res, int i)
@@ -305,15 +309,21 @@ static void advance(bool notify, size_t nstreams, long long now)
 	struct db_error err = {0};
 	int64_t notify_after = h->notified, sample_after = h->seen;
 	bool sample = nstreams > 0 && h->npend < MAX_PENDING;
+	uint64_t waiting = 0;
+	if (h->npend > 0 && now - h->pend[0].taken_ms >= WRITERS_CHECK_MS &&
+	    now - h->writers_checked_ms >= WRITERS_CHECK_MS) {
+		waiting = h->pend[0].x;
+		h->writers_checked_ms = now;
+	}
 	if (!db_events_horizon(h->ev, notify ? &notify_after : NULL, sample ? &sample_after : NULL,
-			       &hz, &err)) {
+			       waiting, &hz, &err)) {
 		lost_connection(&err);
 		return;
 	}
 	if (notify && hz.h > h->notified)
 		h->notified = hz.h;
 	if (hz.x) {
-		h->pend[h->npend++] = (struct pending){hz.h, hz.x};
+		h->pend[h->npend++] = (struct pending){hz.h, hz.x, now};
 		h->seen = hz.h;
 	} else if (!sample && h->npend == 0) {
 		h->seen = -1; /* the next sample is taken whatever the sequence says */

@@ -50,6 +50,7 @@ struct stream {
 struct pending {
 	long long h;
 	uint64_t x;
+	long long taken_ms; /* mono_ms() when sampled */
 };
 
 struct event_hub {
@@ -73,6 +74,7 @@ struct event_hub {
 	long long notified; /* the newest seq this hub woke the other instances for */
 	long long mark;    /* live mark: records ≤ mark are final and went to every live stream */
 	bool mark_known;
+	long long writers_checked_ms; /* the last call that asked who holds pend[0] back */
 };
 extern struct event_hub events_hub;
 

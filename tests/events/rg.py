@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import uuid
 
 
@@ -33,6 +34,38 @@ def free_port():
 
 def unique(prefix):
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def psql(url, sql):
+    out = subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-tA", url, "-c", sql],
+                         capture_output=True, text=True, timeout=30)
+    check(out.returncode == 0, f"psql: {out.stderr.strip()}")
+    return out.stdout.strip()
+
+
+def with_db(url, name):
+    u = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit((u.scheme, u.netloc, "/" + name, u.query, u.fragment))
+
+
+class Session:
+    """One psql session kept open, to hold a transaction across the test's requests."""
+
+    def __init__(self, url):
+        self.proc = subprocess.Popen(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-tA", url],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def query(self, sql):
+        """Runs sql (one statement returning one row) and returns that row's text."""
+        self.proc.stdin.write(sql + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        check(line != "", f"psql ended on: {sql.split()[0]}")
+        return line.strip()
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
 
 
 class Instance:

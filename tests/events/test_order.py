@@ -5,13 +5,15 @@ through both exactly once and in seq order, although transactions commit out of 
 import argparse
 import http.client
 import json
+import os
 import random
 import statistics
 import tempfile
 import threading
 import time
 
-from rg import Instance, Stream, check, put_mode, token, unique
+from rg import (Instance, Session, Stream, check, fail, put_mode, token, unique,
+                with_db)
 
 SCOPES = ["events:read", "memory:admin", "memory:read", "audit:read"]
 
@@ -49,6 +51,60 @@ def test_cross_instance_latency(a, b, tok):
     p50, p99 = statistics.median(lat), lat[int(len(lat) * 0.99) - 1]
     print(f"ok cross-instance: 60 commits on A reached a stream on B; after the write's "
           f"answer p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {lat[-1]:.1f} ms")
+
+
+def next_or_fail(s, when):
+    try:
+        return s.next_event()
+    except TimeoutError:
+        fail(f"no event 5 s {when}")
+
+
+def test_held_back_by_writers_only(a, b, binary):
+    """A stream waits for a transaction that drew an earlier seq, and for no other: open
+    transactions with an id in another database and in this one (not writing audit_log) do
+    not delay it (transaction ids are the cluster's; db/migrations/0014)."""
+    tok = token(binary, unique("held"), SCOPES)
+    start = all_seqs(a, tok)[-1]
+    url = os.environ["DATABASE_URL"]
+    others = [Session(with_db(url, "postgres")), Session(url)]
+    for o in others:
+        check(o.query("BEGIN; SELECT pg_current_xact_id();").isdigit(), "a foreign xid")
+    writer = Session(url)
+    held = writer.query("BEGIN; INSERT INTO audit_log (tenant_id, action, resource_type, "
+                        f"resource_id) VALUES ('{unique('w')}', 'test.held', 'thread', 'w') "
+                        "RETURNING seq;")
+    t1 = unique("held")
+    check(put_mode(a, tok, t1, 0, "disabled")[0] == 200, "put on A")
+    s = Stream(b, tok, last_id=start, timeout=0.8)
+    try:
+        ev = s.next_event()
+        fail(f"seq {ev and ev[0]} was sent while seq {held} was in flight")
+    except TimeoutError:
+        pass
+    s.close()
+    t0 = time.monotonic()
+    writer.query("ROLLBACK; SELECT 1;")
+    writer.close()
+    s = Stream(b, tok, last_id=start, timeout=5)
+    ev = next_or_fail(s, "after the writer ended, with foreign transactions open")
+    took = time.monotonic() - t0
+    check(ev is not None and ev[2]["resource_id"] == t1, "the record after the held seq")
+    check(took < 1.0, f"released {took:.3f} s after the writer ended, with foreign "
+                      "transactions open (API.md §10: within 1 s)")
+    t2 = unique("held")
+    t0 = time.monotonic()
+    check(put_mode(a, tok, t2, 0, "disabled")[0] == 200, "put on A")
+    ev = next_or_fail(s, "after a live write, with foreign transactions open")
+    took = time.monotonic() - t0
+    check(ev is not None and ev[2]["resource_id"] == t2, "the next record, live")
+    check(took < 1.0, f"a live event took {took:.3f} s with foreign transactions open")
+    s.close()
+    for o in others:
+        o.query("ROLLBACK; SELECT 1;")
+        o.close()
+    print(f"ok held back: seq {held} in flight held the stream; transactions in another "
+          f"database and beside it did not (released {took * 1000:.0f} ms after the write)")
 
 
 def writer(insts, tok, n, errors, seed):
@@ -174,6 +230,7 @@ def main():
     try:
         tok = token(args.bin, unique("lat"), SCOPES)
         test_cross_instance_latency(a, b, tok)
+        test_held_back_by_writers_only(a, b, args.bin)
         test_exactly_once(a, b, args.bin, args.records, args.writers)
     finally:
         ra, rb = a.stop(), b.stop()

@@ -6,23 +6,11 @@ import os
 import subprocess
 import tempfile
 import time
-import urllib.parse
 
-from rg import Instance, Stream, check, token, unique
+from rg import Instance, Stream, check, psql, token, unique, with_db
 
 SCOPES = ["admin", "memory:read", "events:read"]
 
-
-def psql(url, sql):
-    out = subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-tA", url, "-c", sql],
-                         capture_output=True, text=True, timeout=30)
-    check(out.returncode == 0, f"psql: {out.stderr.strip()}")
-    return out.stdout.strip()
-
-
-def with_db(url, name):
-    u = urllib.parse.urlsplit(url)
-    return urllib.parse.urlunsplit((u.scheme, u.netloc, "/" + name, u.query, u.fragment))
 
 
 def token_id_of(inst, admin, name_scopes):
