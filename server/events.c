@@ -257,10 +257,12 @@ static void check_tokens(void)
 	}
 }
 
-/* Moves new streams into the list and unlinks dead ones; the number of open streams. */
-static size_t tend_streams(long long now, bool keepalive)
+/* Moves new streams into the list (*adopted: any) and unlinks dead ones; the number of open
+ * streams. */
+static size_t tend_streams(long long now, bool keepalive, bool *adopted)
 {
 	pthread_mutex_lock(&events_hub.mu);
+	*adopted = events_hub.incoming != NULL;
 	while (events_hub.incoming) {
 		struct stream *s = events_hub.incoming;
 		events_hub.incoming = s->next;
@@ -398,7 +400,8 @@ static void *hub_main(void *arg)
 		bool keepalive = now >= keepalive_at;
 		if (keepalive)
 			keepalive_at = now + 1000;
-		size_t nstreams = tend_streams(now, keepalive);
+		bool adopted;
+		size_t nstreams = tend_streams(now, keepalive, &adopted);
 		if (events_hub.ev == NULL)
 			continue;
 		check_tokens();
@@ -412,8 +415,12 @@ static void *hub_main(void *arg)
 			continue;
 		}
 		bool notify = atomic_exchange(&events_hub.local_commit, false);
-		/* a first stream needs a mark, so a sample, even when the sequence did not move */
-		want = want || (nstreams > 0 && !events_hub.mark_known && events_hub.npend == 0);
+		/* A first stream needs a mark, so a sample, even when the sequence did not move. A
+		 * new stream that resumes at or past the mark is live at once: the records
+		 * committed since the last sample (whose wake-up came while no stream wanted it)
+		 * need a sample now, not at the next poll. */
+		want = want || adopted ||
+		       (nstreams > 0 && !events_hub.mark_known && events_hub.npend == 0);
 		/* With no stream, nothing to notify and nothing pending, a call would sample nothing
 		 * and release nothing: other instances' commits cost this one no query. */
 		if (nstreams == 0 && !notify && events_hub.npend == 0)
@@ -481,7 +488,8 @@ void events_stop(void)
 	events_wake();
 	pthread_join(events_hub.thread, NULL);
 	events_hub.started = false;
-	tend_streams(mono_ms(), false);
+	bool adopted;
+	tend_streams(mono_ms(), false, &adopted);
 	while (events_hub.streams) {
 		struct stream *s = events_hub.streams;
 		events_hub.streams = s->next;

@@ -53,6 +53,31 @@ def test_cross_instance_latency(a, b, tok):
           f"answer p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {lat[-1]:.1f} ms")
 
 
+def test_resume_after_quiet(a, b, binary):
+    """A stream that resumes on an instance that had no stream gets what was committed
+    meanwhile at once: its hub heard that commit while no stream wanted a sample, and must
+    take one when the stream arrives, not at its next once-a-second look. Five trials; with
+    the look alone each waits up to 1 s."""
+    tok = token(binary, unique("quiet"), SCOPES)
+    worst = 0.0
+    for i in range(5):
+        before = all_seqs(a, tok)[-1]
+        t = unique("quiet")
+        check(put_mode(a, tok, t, 0, "disabled")[0] == 200, "put on A")
+        time.sleep(0.1)  # B's hub hears the commit with no stream open
+        t0 = time.monotonic()
+        s = Stream(b, tok, last_id=before, timeout=5)
+        ev = next_or_fail(s, "after a resume")
+        took = time.monotonic() - t0
+        s.close()
+        check(ev[2]["resource_id"] == t, "the record committed before the resume")
+        check(took < 0.5, f"trial {i}: a resumed stream got the record committed before it "
+                          f"after {took:.3f} s (fed at the hub's next look, not at once)")
+        worst = max(worst, took)
+    print(f"ok resume after a quiet spell: 5 resumed streams got the record committed before "
+          f"them within {worst * 1000:.0f} ms")
+
+
 def next_or_fail(s, when):
     try:
         return s.next_event()
@@ -231,6 +256,7 @@ def main():
         tok = token(args.bin, unique("lat"), SCOPES)
         test_cross_instance_latency(a, b, tok)
         test_held_back_by_writers_only(a, b, args.bin)
+        test_resume_after_quiet(a, b, args.bin)
         test_exactly_once(a, b, args.bin, args.records, args.writers)
     finally:
         ra, rb = a.stop(), b.stop()
