@@ -4,6 +4,7 @@ Instances run `recallgate serve` on free loopback ports against DATABASE_URL; to
 `recallgate token create`. Event streams are read with http.client (chunked decoding) line by
 line. Nothing here skips: a missing binary or database fails the test.
 """
+import contextlib
 import http.client
 import json
 import os
@@ -46,6 +47,25 @@ def psql(url, sql):
 def with_db(url, name):
     u = urllib.parse.urlsplit(url)
     return urllib.parse.urlunsplit((u.scheme, u.netloc, "/" + name, u.query, u.fragment))
+
+
+@contextlib.contextmanager
+def own_database(binary, prefix):
+    """A migrated database of the test's own on DATABASE_URL's server, which DATABASE_URL names
+    inside the block (instances and `token create` inherit it); yields (server URL, name). The
+    suite's database is shared with integration tests that lock audit_log for seconds
+    (it_edge), and these tests time deliveries."""
+    admin = os.environ["DATABASE_URL"]
+    db = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    psql(admin, f'CREATE DATABASE "{db}"')
+    os.environ["DATABASE_URL"] = with_db(admin, db)
+    try:
+        mig = subprocess.run([binary, "migrate"], capture_output=True, text=True, timeout=60)
+        check(mig.returncode == 0, f"migrate: {mig.stderr.strip()}")
+        yield admin, db
+    finally:
+        os.environ["DATABASE_URL"] = admin
+        psql(admin, f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
 
 
 class Session:

@@ -9,7 +9,7 @@ import tempfile
 import threading
 import time
 
-from rg import Instance, Stream, check, put_mode, token, unique
+from rg import Instance, Stream, check, own_database, put_mode, token, unique
 
 SCOPES = ["events:read", "memory:admin", "audit:read"]
 
@@ -169,18 +169,19 @@ def main():
     ap.add_argument("--streams", type=int, default=1000)
     args = ap.parse_args()
     log_dir = tempfile.mkdtemp(prefix="rg-load-")
-    inst = Instance(args.bin, log_dir, "load", {"RECALLGATE_LOG_LEVEL": "warn",
-                                             "RECALLGATE_MAX_CLIENT_CONNECTIONS": "0"}).start()
-    try:
-        quiet = open_raw(inst, token(args.bin, unique("quiet"), SCOPES))
-        opened = time.monotonic()
-        check(b"retry: 2000" in read_until(quiet, b"retry: 2000\n\n"), "quiet stream")
-        test_idle_streams(inst, args.bin, args.streams)
-        test_slow_reader(inst, args.bin)
-        test_keepalive(quiet, opened)
-    finally:
-        rc = inst.stop()
-    check(rc == 0, f"exit {rc}")
+    with own_database(args.bin, "rg_load"):
+        inst = Instance(args.bin, log_dir, "load", {"RECALLGATE_LOG_LEVEL": "warn",
+                                                 "RECALLGATE_MAX_CLIENT_CONNECTIONS": "0"}).start()
+        try:
+            quiet = open_raw(inst, token(args.bin, unique("quiet"), SCOPES))
+            opened = time.monotonic()
+            check(b"retry: 2000" in read_until(quiet, b"retry: 2000\n\n"), "quiet stream")
+            test_idle_streams(inst, args.bin, args.streams)
+            test_slow_reader(inst, args.bin)
+            test_keepalive(quiet, opened)
+        finally:
+            rc = inst.stop()
+        check(rc == 0, f"exit {rc}")
 
 
 if __name__ == "__main__":

@@ -12,8 +12,8 @@ import tempfile
 import threading
 import time
 
-from rg import (Instance, Session, Stream, check, fail, put_mode, token, unique,
-                with_db)
+from rg import (Instance, Session, Stream, check, fail, own_database, put_mode, token,
+                unique, with_db)
 
 SCOPES = ["events:read", "memory:admin", "memory:read", "audit:read"]
 
@@ -250,17 +250,18 @@ def main():
     ap.add_argument("--writers", type=int, default=16)
     args = ap.parse_args()
     log_dir = tempfile.mkdtemp(prefix="rg-order-")
-    a = Instance(args.bin, log_dir, "a").start()
-    b = Instance(args.bin, log_dir, "b").start()
-    try:
-        tok = token(args.bin, unique("lat"), SCOPES)
-        test_cross_instance_latency(a, b, tok)
-        test_held_back_by_writers_only(a, b, args.bin)
-        test_resume_after_quiet(a, b, args.bin)
-        test_exactly_once(a, b, args.bin, args.records, args.writers)
-    finally:
-        ra, rb = a.stop(), b.stop()
-    check(ra == 0 and rb == 0, f"exits {ra} {rb}")
+    with own_database(args.bin, "rg_order"):
+        a = Instance(args.bin, log_dir, "a").start()
+        b = Instance(args.bin, log_dir, "b").start()
+        try:
+            tok = token(args.bin, unique("lat"), SCOPES)
+            test_cross_instance_latency(a, b, tok)
+            test_held_back_by_writers_only(a, b, args.bin)
+            test_resume_after_quiet(a, b, args.bin)
+            test_exactly_once(a, b, args.bin, args.records, args.writers)
+        finally:
+            ra, rb = a.stop(), b.stop()
+        check(ra == 0 and rb == 0, f"exits {ra} {rb}")
 
 
 if __name__ == "__main__":

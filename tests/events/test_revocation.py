@@ -2,12 +2,10 @@
 the other within 100 ms; while an instance's listener is down it caches no token, and it
 reconnects by itself. Runs on a database of its own (the test closes it to new connections)."""
 import argparse
-import os
-import subprocess
 import tempfile
 import time
 
-from rg import Instance, Stream, check, psql, token, unique, with_db
+from rg import Instance, Stream, check, own_database, psql, token, unique, with_db
 
 SCOPES = ["admin", "memory:read", "events:read"]
 
@@ -100,24 +98,17 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     args = ap.parse_args()
-    admin_url = os.environ["DATABASE_URL"]
-    db = "rg_rev_" + unique("db").split("-")[1]
-    psql(admin_url, f'CREATE DATABASE "{db}"')
-    url = with_db(admin_url, db)
-    os.environ["DATABASE_URL"] = url
     log_dir = tempfile.mkdtemp(prefix="rg-rev-")
-    a = b = None
-    try:
-        mig = subprocess.run([args.bin, "migrate"], capture_output=True, text=True, timeout=60)
-        check(mig.returncode == 0, f"migrate: {mig.stderr.strip()}")
-        env = {"RECALLGATE_DB_POOL": "1"}
-        a = Instance(args.bin, log_dir, "a", env).start()
-        b = Instance(args.bin, log_dir, "b", env).start()
-        test_broadcast(a, b, args.bin)
-        test_listener_down(a, b, args.bin, admin_url, db)
-    finally:
-        codes = [i.stop() for i in (a, b) if i]
-        psql(admin_url, f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+    with own_database(args.bin, "rg_rev") as (admin_url, db):
+        a = b = None
+        try:
+            env = {"RECALLGATE_DB_POOL": "1"}
+            a = Instance(args.bin, log_dir, "a", env).start()
+            b = Instance(args.bin, log_dir, "b", env).start()
+            test_broadcast(a, b, args.bin)
+            test_listener_down(a, b, args.bin, admin_url, db)
+        finally:
+            codes = [i.stop() for i in (a, b) if i]
     check(codes == [0, 0], f"exits {codes}")
 
 

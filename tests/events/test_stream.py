@@ -4,7 +4,7 @@ import argparse
 import tempfile
 import time
 
-from rg import Instance, Stream, check, put_mode, token, unique
+from rg import Instance, Stream, check, own_database, put_mode, token, unique
 
 SCOPES = ["events:read", "memory:admin", "memory:read", "audit:read", "admin"]
 
@@ -179,17 +179,18 @@ def main():
     ap.add_argument("--bin", required=True)
     args = ap.parse_args()
     log_dir = tempfile.mkdtemp(prefix="rg-events-")
-    inst = Instance(args.bin, log_dir, "one").start()
-    try:
-        test_shape_and_live(inst, args.bin)
-        test_positions_and_filters(inst, args.bin)
-        test_refusals(inst, args.bin)
-        test_isolation(inst, args.bin)
-        test_token_deleted_ends_stream(inst, args.bin)
-    finally:
-        rc = inst.stop()
-    check(rc == 0, f"exit {rc}")
-    test_max_streams(args.bin, log_dir)
+    with own_database(args.bin, "rg_stream"):
+        inst = Instance(args.bin, log_dir, "one").start()
+        try:
+            test_shape_and_live(inst, args.bin)
+            test_positions_and_filters(inst, args.bin)
+            test_refusals(inst, args.bin)
+            test_isolation(inst, args.bin)
+            test_token_deleted_ends_stream(inst, args.bin)
+        finally:
+            rc = inst.stop()
+        check(rc == 0, f"exit {rc}")
+        test_max_streams(args.bin, log_dir)
 
 
 if __name__ == "__main__":
