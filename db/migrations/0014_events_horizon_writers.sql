@@ -17,24 +17,15 @@
 -- oldest sample, passed after it has waited a while) is held back by a transaction in
 -- progress. Otherwise m is pg_snapshot_xmin, as in 0012.
 --
--- events_horizon(bigint, bigint) stays for the instances of the previous release during a
--- rolling upgrade.
+-- The sample itself (h, the notification, x) is still events_horizon(bigint, bigint), which
+-- the instances of the previous release call during a rolling upgrade.
 CREATE FUNCTION events_horizon(p_notify_after bigint, p_sample_after bigint, p_waiting xid8,
                                OUT h bigint, OUT x xid8, OUT m xid8)
   LANGUAGE plpgsql AS $$
 DECLARE
   snap pg_snapshot;
 BEGIN
-  h := pg_sequence_last_value('audit_log_seq');
-  IF h IS NULL THEN
-    SELECT coalesce(max(a.seq), 0) INTO h FROM audit_log a;
-  END IF;
-  IF h > p_notify_after THEN
-    PERFORM pg_notify('recallgate_audit', '');
-  END IF;
-  IF h > p_sample_after THEN
-    x := pg_current_xact_id();
-  END IF;
+  SELECT e.h, e.x INTO h, x FROM events_horizon(p_notify_after, p_sample_after) e;
   snap := pg_current_snapshot();
   m := pg_snapshot_xmin(snap);
   IF m <= p_waiting AND m < pg_snapshot_xmax(snap) THEN
