@@ -1,0 +1,247 @@
+"""Processes, ports and HTTP for the fleet tests: failures and logging, children that die
+with the test, free ports, and a small HTTP client. fleet.py re-exports what tests use
+(fleet.Client, fleet.fail, fleet.log, ...); tests import fleet, not this module."""
+
+import argparse
+import ctypes
+import http.client
+import json
+import os
+import random
+import shlex
+import signal
+import socket
+import subprocess
+import time
+
+class FleetError(Exception):
+    pass
+
+
+def log(msg):
+    print(f"fleet: {msg}", flush=True)
+
+
+def fail(msg):
+    """A test's failure: one clear line, exit 1 (the `with` block tears everything down)."""
+    raise FleetError(msg)
+
+
+def parse_args(description):
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--root", required=True, help="the repository (docker/nginx.conf, scripts/)")
+    p.add_argument("--bin", required=True, help="the recallgate binary under test")
+    p.add_argument("--nginx", default=os.environ.get("RG_NGINX", "nginx"),
+                   help="the nginx binary (default: nginx on PATH, then /usr/sbin/nginx)")
+    p.add_argument("--keep", action="store_true", help="keep the fleet's directory on success")
+    return p.parse_args()
+
+
+def run(cmd, timeout=60, check=True, env=None):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=timeout, env=env)
+    if check and p.returncode != 0:
+        fail(f"{shlex.join(cmd)} exited {p.returncode}: {p.stderr.strip()[-2000:]}")
+    return p
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _die_with_parent():
+    # PR_SET_PDEATHSIG = 1: SIGTERM when the thread that forked this child dies, so every
+    # child is spawned from the main thread.
+    _libc.prctl(1, signal.SIGTERM, 0, 0, 0)
+    # Its own process group: a Ctrl-C in the terminal reaches the harness, which stops the
+    # children in order (instances drain), rather than every process at once.
+    os.setpgrp()
+
+
+def spawn(cmd, log_path, env=None):
+    out = open(log_path, "ab")
+    try:
+        return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env,
+                                preexec_fn=_die_with_parent, close_fds=True)
+    finally:
+        out.close()
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie is dead for our purpose.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def start_time(pid):
+    """The process's start time (clock ticks since boot), or None when there is none: with
+    the pid, it names one process even after its pid is reused (pid_max can be 32768)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return None if fields[0] == "Z" else int(fields[19])
+
+
+def identity(pid):
+    """(pid, start time): what the leftover check and any SIGKILL go by."""
+    return (pid, start_time(pid))
+
+
+def still_running(ident):
+    """The process named by identity() is still running (not a later one with its pid)."""
+    pid, started = ident
+    return started is not None and start_time(pid) == started
+
+
+def children_of(pid):
+    kids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    kids.append(int(d))
+        except (OSError, IndexError, ValueError):
+            pass
+    return kids
+
+
+def tail(path, n=30):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-n:])
+    except OSError:
+        return "(no log)\n"
+
+
+_ports_taken = set()
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 below the ephemeral range (as scripts/lib/common.sh picks)."""
+    lo, hi = 20000, 32767
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            eph = int(f.read().split()[0])
+            if eph > lo + 1000:
+                hi = eph - 1
+    except (OSError, ValueError):
+        pass
+    for _ in range(200):
+        port = random.randint(lo, hi)
+        if port in _ports_taken:
+            continue
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        finally:
+            s.close()
+        _ports_taken.add(port)
+        return port
+    fail("no free TCP port on 127.0.0.1")
+
+
+# ---------------------------------------------------------------------------------------------
+# HTTP
+
+
+class Response:
+    def __init__(self, status, headers, body, elapsed, error=None):
+        self.status = status  # 0: no answer (error says why)
+        self.headers = headers
+        self.body = body
+        self.elapsed = elapsed
+        self.error = error
+        self.json = None
+        if body:
+            try:
+                self.json = json.loads(body)
+            except ValueError:
+                pass
+
+    @property
+    def code(self):
+        """The problem code of an error answer, else None."""
+        return self.json.get("code") if isinstance(self.json, dict) else None
+
+    def label(self):
+        """'200', '503 database_unavailable', 'no answer: ConnectionResetError'."""
+        if self.status == 0:
+            return f"no answer: {self.error}"
+        return f"{self.status} {self.code}" if self.code else str(self.status)
+
+    def header(self, name):
+        for k, v in self.headers:
+            if k.lower() == name.lower():
+                return v
+        return None
+
+
+class Client:
+    """One kept-alive HTTP/1.1 connection (like an agent's), reopened after a failure.
+    Not thread-safe: one per thread."""
+
+    def __init__(self, base_url, timeout=30.0):
+        hostport = base_url.split("://", 1)[1].rstrip("/")
+        self.host, port = hostport.rsplit(":", 1)
+        self.port = int(port)
+        self.timeout = timeout
+        self.conn = None
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def request(self, method, path, token=None, body=None, headers=None):
+        hdrs = {}
+        if token:
+            hdrs["Authorization"] = f"Bearer {token}"
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            hdrs["Content-Type"] = "application/json"
+        hdrs.update(headers or {})
+        t0 = time.monotonic()
+        if self.conn is None:
+            self.conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        try:
+            self.conn.request(method, path, body=data, headers=hdrs)
+            resp = self.conn.getresponse()
+            payload = resp.read()
+            r = Response(resp.status, resp.getheaders(), payload, time.monotonic() - t0)
+            if resp.will_close:
+                self.close()
+            return r
+        except (OSError, http.client.HTTPException) as e:
+            self.close()
+            return Response(0, [], b"", time.monotonic() - t0, error=type(e).__name__)
+
+
+def get_status(url, path, timeout=2.0):
+    c = Client(url, timeout=timeout)
+    try:
+        return c.request("GET", path).status
+    finally:
+        c.close()
+
+
+def metric(text, series):
+    """The value of the /metrics sample `series` (labels included), or None."""
+    for line in text.splitlines():
+        if line.startswith(series + " "):
+            return float(line.split()[-1])
+    return None
