@@ -2,7 +2,7 @@
  * registry, provider resolution, the decision-context request and response
  * (decision_context_advisory_*_v0), the doctor answer, the semantic-preference response,
  * its corpus inventory and maintenance guidance, and the digests of stateless receipts.
- * Nothing here does I/O; every rule has its unit test (tests/unit/test_provider.c).
+ * Nothing here does I/O; every rule has its unit test (tests/unit/test_provider_*.c).
  * Decisions beside API.md: docs/providers-contract.md. */
 #ifndef RG_CORE_PROVIDER_H
 #define RG_CORE_PROVIDER_H
