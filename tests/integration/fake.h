@@ -1,8 +1,8 @@
 /*
  * fake.h — start, ask and stop the fake provider (fake_provider.c; its modes and paths are
- * in docs/providers-contract.md, "Fake provider"), and the helpers the three provider test
- * files (it_providers, it_decision_context, it_semantic_prefs) share: their group setup,
- * provider registration at the fake, and small JSON, timing and privacy checks.
+ * in docs/providers-contract.md, "Fake provider"), and the helpers the provider test
+ * executables (it_providers_*, it_decision_context_*, it_semantic_prefs_*) share: their group
+ * setup, provider registration at the fake, and small JSON, timing and privacy checks.
  *
  * Functions that "fail the current test" use IT_CHECK / IT_STATUS: call them only from a
  * cmocka test's own thread.
