@@ -8,6 +8,9 @@
  *
  * Ownership: functions documented "new" return memory the caller frees (free(), or the
  * matching it_*_free); "borrowed" results live as long as the object they came from.
+ *
+ * The library it_harness implements this header in one file per "====" heading below;
+ * harness_internal.h holds the little they share.
  */
 #ifndef RG_IT_HARNESS_H
 #define RG_IT_HARNESS_H
@@ -23,6 +26,8 @@
 #else
 #define IT_PRINTF(a, b)
 #endif
+
+/* ================================================================ harness_server.c */
 
 /* ---------------------------------------------------------------- process setup */
 
@@ -96,20 +101,15 @@ pid_t it_spawn(const char *path, char *const argv[], const char *const *env_chan
  * waitpid failed, or -2 when it is still running (it is left running; 0 ms: just a poll). */
 int it_wait_pid(pid_t pid, double timeout_ms);
 
-/* new: `recallgate token create --tenant .. --scopes .. --name ..` → the token string (no
- * newline), or NULL after printing why (exit status, stderr). */
-char *it_token(const char *tenant, const char *scopes, const char *name);
-
-/* new: "<prefix>-<pid>-<unix time>-<counter>", valid as tenant, thread id and token name. */
-char *it_unique(const char *prefix);
-
 /* a TCP port on 127.0.0.1 that was free a moment ago, or -1 */
 int it_free_port(void);
 
-/* new: s percent-encoded for a query string */
-char *it_url_escape(const char *s);
+/* ================================================================ harness_http.c */
 
 /* ---------------------------------------------------------------- HTTP */
+
+/* new: s percent-encoded for a query string */
+char *it_url_escape(const char *s);
 
 struct it_header {
 	char *name;
@@ -155,6 +155,16 @@ int it_request_json(const struct it_server *s, const char *method, const char *p
 /* new: every item of a list endpoint (path may carry a query), walking next_cursor 200 at a
  * time; fails the test on a malformed page or more than 100 pages. */
 json_t *it_list_all(const struct it_server *s, const char *token, const char *path);
+
+/* borrowed: the value of the last header with this name (case-insensitive), or NULL. */
+const char *it_resp_header(const struct it_resp *r, const char *name);
+void it_resp_free(struct it_resp *r);
+
+/* ---------------------------------------------------------------- answer checks (cmocka) */
+
+/* Does errors[] of a problem contain an entry whose field equals `field`? */
+bool it_problem_has_field(const struct it_resp *r, const char *field);
+
 /* errors[] names a field that starts with prefix. */
 bool it_problem_has_field_prefix(const struct it_resp *r, const char *prefix);
 /* A 422 `code` whose errors[] names `field` exactly (exact) or a field under it (!exact);
@@ -163,42 +173,6 @@ void it_expect_422_at(const struct it_resp *r, const char *code, const char *fie
 		      const char *what, const char *file, int line);
 #define IT_422(r, code, field, exact, what) \
 	it_expect_422_at((r), (code), (field), (exact), (what), __FILE__, __LINE__)
-
-/* borrowed: the value of the last header with this name (case-insensitive), or NULL. */
-const char *it_resp_header(const struct it_resp *r, const char *name);
-void it_resp_free(struct it_resp *r);
-
-/* borrowed helpers over r->json (NULL / -1 / false when missing or of another type) */
-const char *it_json_str(const json_t *obj, const char *key);
-long long it_json_int(const json_t *obj, const char *key, long long dflt);
-bool it_json_has_null(const json_t *obj, const char *key);
-/* obj[key] is a string equal to want (false when either is missing) */
-bool it_json_str_is(const json_t *obj, const char *key, const char *want);
-
-/* Does errors[] of a problem contain an entry whose field equals `field`? */
-bool it_problem_has_field(const struct it_resp *r, const char *field);
-
-/* ---------------------------------------------------------------- time */
-
-/* Wall-clock milliseconds since the epoch. */
-long long it_now_ms(void);
-/* Sleep ms milliseconds (through EINTR), or until the wall clock reaches `when`. */
-void it_sleep_ms(long ms);
-void it_sleep_until_ms(long long when);
-/* RFC 3339 UTC with milliseconds and Z for years 1970..9999: 2026-11-29T21:07:22.123Z */
-#define IT_TIME_LEN sizeof "YYYY-MM-DDTHH:MM:SS.mmmZ"
-void it_rfc3339_ms(long long epoch_ms, char out[IT_TIME_LEN]);
-
-/* The value of the /metrics sample whose line starts with exactly `series` + ' ' (labels
- * included, e.g. "recallgate_rate_limited_total"), or -1 when there is none. */
-double it_metric_value(const char *text, const char *series);
-
-/* "sha256:" + 64 lowercase hex */
-bool it_is_sha256_ref(const char *s);
-/* RFC 3339 UTC with milliseconds and Z: 2026-11-29T21:07:22.123Z */
-bool it_is_timestamp_ms(const char *s);
-
-/* ---------------------------------------------------------------- assertions (cmocka) */
 
 /* These print the request, the expectation and the answer, then fail the current cmocka
  * test (they never return on failure). Only call them from the test's own thread. */
@@ -221,5 +195,45 @@ void it_expect_field_at(const struct it_resp *r, const char *field, const char *
 #define IT_STATUS(r, st) it_expect_status_at((r), (st), __FILE__, __LINE__)
 #define IT_PROBLEM(r, st, code) it_expect_problem_at((r), (st), (code), __FILE__, __LINE__)
 #define IT_FIELD(r, field) it_expect_field_at((r), (field), __FILE__, __LINE__)
+
+/* ================================================================ harness_values.c */
+
+/* ---------------------------------------------------------------- tokens and names */
+
+/* new: `recallgate token create --tenant .. --scopes .. --name ..` → the token string (no
+ * newline), or NULL after printing why (exit status, stderr). */
+char *it_token(const char *tenant, const char *scopes, const char *name);
+
+/* new: "<prefix>-<pid>-<unix time>-<counter>", valid as tenant, thread id and token name. */
+char *it_unique(const char *prefix);
+
+/* ---------------------------------------------------------------- JSON members */
+
+/* borrowed helpers over r->json (NULL / -1 / false when missing or of another type) */
+const char *it_json_str(const json_t *obj, const char *key);
+long long it_json_int(const json_t *obj, const char *key, long long dflt);
+bool it_json_has_null(const json_t *obj, const char *key);
+/* obj[key] is a string equal to want (false when either is missing) */
+bool it_json_str_is(const json_t *obj, const char *key, const char *want);
+
+/* ---------------------------------------------------------------- time, shapes, metrics */
+
+/* Wall-clock milliseconds since the epoch. */
+long long it_now_ms(void);
+/* Sleep ms milliseconds (through EINTR), or until the wall clock reaches `when`. */
+void it_sleep_ms(long ms);
+void it_sleep_until_ms(long long when);
+/* RFC 3339 UTC with milliseconds and Z for years 1970..9999: 2026-11-29T21:07:22.123Z */
+#define IT_TIME_LEN sizeof "YYYY-MM-DDTHH:MM:SS.mmmZ"
+void it_rfc3339_ms(long long epoch_ms, char out[IT_TIME_LEN]);
+
+/* The value of the /metrics sample whose line starts with exactly `series` + ' ' (labels
+ * included, e.g. "recallgate_rate_limited_total"), or -1 when there is none. */
+double it_metric_value(const char *text, const char *series);
+
+/* "sha256:" + 64 lowercase hex */
+bool it_is_sha256_ref(const char *s);
+/* RFC 3339 UTC with milliseconds and Z: 2026-11-29T21:07:22.123Z */
+bool it_is_timestamp_ms(const char *s);
 
 #endif

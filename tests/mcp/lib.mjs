@@ -1,5 +1,5 @@
 // Helpers for the MCP tests: the real recallgate binary on a free port against the migrated
-// PostgreSQL of DATABASE_URL (like tests/integration/harness.c), tokens from its CLI, /v1
+// PostgreSQL of DATABASE_URL (like tests/integration/harness.h), tokens from its CLI, /v1
 // calls with fetch, an SDK client, and a small loopback proxy. Nothing here skips: a missing
 // binary, database or package is an error.
 import { execFileSync, spawn } from 'node:child_process';
