@@ -10,20 +10,36 @@
 
 #define WATCH_EVERY_MS 100
 
-/* Connections whose first headers are awaited, oldest first: the deadline is the same for
- * all, so the watchdog only ever looks at the head. */
+/* A connection whose request head is awaited, on one of two lists: each list's deadlines are
+ * its entries' times plus the same offset, so each is oldest first and the watchdog only ever
+ * looks at the heads. */
+struct deadlines;
+
 struct conn_entry {
 	int fd;
-	long long opened_ms;
-	atomic_bool pending; /* on the list; read without the lock by conns_headers_done */
+	long long deadline_ms;
+	/* the list it is on, NULL: no deadline now; written under the lock, read without it by
+	 * conns_headers_done and conns_request_line (the common case: nothing to do) */
+	_Atomic(struct deadlines *) list;
 	struct conn_entry *prev, *next;
+};
+
+struct deadlines {
+	struct conn_entry *head, *tail;
+	long long offset_ms;
 };
 
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	struct conn_entry *head, *tail;
-	long long timeout_ms;
+	/* the head of a new connection's first request, or of a request whose line arrived:
+	 * RECALLGATE_HEADER_TIMEOUT */
+	struct deadlines heads;
+	/* a kept-alive connection's next request, from the previous answer:
+	 * RECALLGATE_CONNECTION_TIMEOUT (libmicrohttpd's idle limit, which every byte resets)
+	 * plus RECALLGATE_HEADER_TIMEOUT */
+	struct deadlines next;
+	long long header_ms;
 	bool running, stopping;
 	pthread_t watchdog;
 	atomic_ullong timeouts;
@@ -32,18 +48,44 @@ static struct {
 /* With w.lock held. */
 static void unlink_entry(struct conn_entry *e)
 {
-	if (!e->pending)
+	struct deadlines *l = atomic_load(&e->list);
+	if (l == NULL)
 		return;
 	if (e->prev)
 		e->prev->next = e->next;
 	else
-		w.head = e->next;
+		l->head = e->next;
 	if (e->next)
 		e->next->prev = e->prev;
 	else
-		w.tail = e->prev;
+		l->tail = e->prev;
 	e->prev = e->next = NULL;
-	e->pending = false;
+	atomic_store(&e->list, NULL);
+}
+
+/* With w.lock held: e (on no list) goes last on l, its deadline l's offset from now. */
+static void append_entry(struct deadlines *l, struct conn_entry *e, long long now)
+{
+	e->deadline_ms = now + l->offset_ms;
+	e->prev = l->tail;
+	e->next = NULL;
+	if (l->tail)
+		l->tail->next = e;
+	else
+		l->head = e;
+	l->tail = e;
+	atomic_store(&e->list, l);
+}
+
+/* With w.lock held: shuts down the connections of l past their deadline. */
+static void cut_expired(struct deadlines *l, long long now)
+{
+	while (l->head && now >= l->head->deadline_ms) {
+		struct conn_entry *e = l->head;
+		shutdown(e->fd, SHUT_RDWR);
+		unlink_entry(e);
+		atomic_fetch_add(&w.timeouts, 1);
+	}
 }
 
 /* The socket stays open (libmicrohttpd closes it, after conns_closed): the entry is still on
@@ -54,12 +96,8 @@ static void *watch(void *arg)
 	pthread_mutex_lock(&w.lock);
 	while (!w.stopping) {
 		long long now = mono_ms();
-		while (w.head && now - w.head->opened_ms >= w.timeout_ms) {
-			struct conn_entry *e = w.head;
-			shutdown(e->fd, SHUT_RDWR);
-			unlink_entry(e);
-			atomic_fetch_add(&w.timeouts, 1);
-		}
+		cut_expired(&w.heads, now);
+		cut_expired(&w.next, now);
 		struct timespec ts = realtime_in_ms(WATCH_EVERY_MS);
 		pthread_cond_timedwait(&w.wake, &w.lock, &ts);
 	}
@@ -67,9 +105,11 @@ static void *watch(void *arg)
 	return NULL;
 }
 
-bool conns_start(unsigned header_timeout_ms)
+bool conns_start(unsigned header_timeout_ms, unsigned idle_timeout_ms)
 {
-	w.timeout_ms = header_timeout_ms;
+	w.header_ms = header_timeout_ms;
+	w.heads.offset_ms = header_timeout_ms;
+	w.next.offset_ms = (long long)idle_timeout_ms + header_timeout_ms;
 	w.stopping = false;
 	w.running = pthread_create(&w.watchdog, NULL, watch, NULL) == 0;
 	return w.running;
@@ -93,25 +133,41 @@ struct conn_entry *conns_opened(int fd)
 	if (e == NULL)
 		return NULL;
 	e->fd = fd;
-	e->opened_ms = mono_ms();
-	e->pending = true;
 	pthread_mutex_lock(&w.lock);
-	e->prev = w.tail;
-	if (w.tail)
-		w.tail->next = e;
-	else
-		w.head = e;
-	w.tail = e;
+	append_entry(&w.heads, e, mono_ms());
 	pthread_mutex_unlock(&w.lock);
 	return e;
 }
 
+void conns_request_line(struct conn_entry *e)
+{
+	if (e == NULL || atomic_load(&e->list) != &w.next)
+		return; /* a first request: its deadline runs from the accept, and is earlier */
+	long long now = mono_ms();
+	pthread_mutex_lock(&w.lock);
+	if (atomic_load(&e->list) == &w.next && now + w.header_ms < e->deadline_ms) {
+		unlink_entry(e);
+		append_entry(&w.heads, e, now);
+	}
+	pthread_mutex_unlock(&w.lock);
+}
+
 void conns_headers_done(struct conn_entry *e)
 {
-	if (e == NULL || !atomic_load(&e->pending)) /* the common case: a later request */
+	if (e == NULL || atomic_load(&e->list) == NULL)
 		return;
 	pthread_mutex_lock(&w.lock);
 	unlink_entry(e);
+	pthread_mutex_unlock(&w.lock);
+}
+
+void conns_answered(struct conn_entry *e)
+{
+	if (e == NULL)
+		return;
+	pthread_mutex_lock(&w.lock);
+	unlink_entry(e);
+	append_entry(&w.next, e, mono_ms());
 	pthread_mutex_unlock(&w.lock);
 }
 

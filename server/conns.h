@@ -1,9 +1,15 @@
-/* The deadline for a connection's first request headers (RECALLGATE_HEADER_TIMEOUT): a client
- * that trickles its headers (slowloris) is never idle, so libmicrohttpd's inactivity timeout
+/* Deadlines for request heads (RECALLGATE_HEADER_TIMEOUT): a client that trickles its head
+ * (slowloris) is never idle, so libmicrohttpd's inactivity timeout, which every byte resets,
  * never fires. A watchdog thread shuts down (shutdown(2)) the socket of every connection
- * whose headers have not arrived by the deadline; libmicrohttpd then sees the end of the
- * stream and closes it itself. The time between requests of a kept-alive connection stays
- * bounded by RECALLGATE_CONNECTION_TIMEOUT (a gateway's idle pool must not be cut early). */
+ * whose head has not arrived by its deadline; libmicrohttpd then sees the end of the stream
+ * and closes it itself.
+ *   - a new connection's first request: its head within RECALLGATE_HEADER_TIMEOUT of the
+ *     accept;
+ *   - each later request of a kept-alive connection: its head within
+ *     RECALLGATE_CONNECTION_TIMEOUT + RECALLGATE_HEADER_TIMEOUT of the previous answer (an
+ *     idle connection is closed by libmicrohttpd at RECALLGATE_CONNECTION_TIMEOUT anyway, so
+ *     a gateway's idle pool is never cut earlier), and within RECALLGATE_HEADER_TIMEOUT of its
+ *     request line. */
 #ifndef RG_SERVER_CONNS_H
 #define RG_SERVER_CONNS_H
 
@@ -13,15 +19,22 @@
 
 struct conn_entry;
 
-/* Starts the watchdog. false when its thread could not be started. */
-bool conns_start(unsigned header_timeout_ms) RG_MUSTCHECK;
+/* Starts the watchdog (idle_timeout_ms: RECALLGATE_CONNECTION_TIMEOUT). false when its thread
+ * could not be started. */
+bool conns_start(unsigned header_timeout_ms, unsigned idle_timeout_ms) RG_MUSTCHECK;
 void conns_stop(void);
 
 /* A connection on socket fd was accepted: new, or NULL when out of memory (then it has no
  * deadline). Freed by conns_closed. */
 struct conn_entry *conns_opened(int fd);
-/* Its first request's headers arrived (the access handler's first call). NULL is fine. */
+/* A request's line arrived (libmicrohttpd's URI callback): a later request's head now has
+ * RECALLGATE_HEADER_TIMEOUT at most. NULL is fine. */
+void conns_request_line(struct conn_entry *e);
+/* A request's head arrived (the access handler's first call): no deadline while it runs.
+ * NULL is fine. */
 void conns_headers_done(struct conn_entry *e);
+/* A request was answered (or ended): the next one's head is awaited. NULL is fine. */
+void conns_answered(struct conn_entry *e);
 /* libmicrohttpd is about to close the socket: the entry goes. NULL is fine. */
 void conns_closed(struct conn_entry *e);
 

@@ -368,6 +368,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 			 "http: closed a connection whose query has %zu parameters (at most %d)",
 			 params, HTTP_MAX_QUERY_PARAMS);
 	} else if (cs) {
+		conns_request_line(cs->deadline);
 		cs->uri_too_long = strlen(uri) > HTTP_MAX_URI_BYTES;
 		framing_uri_seen(cs, conn);
 	}
@@ -378,10 +379,14 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
 	(void)cls;
-	(void)conn;
 	(void)toe;
 	request_done(*con_cls);
 	*con_cls = NULL;
+	const union MHD_ConnectionInfo *sc =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn_state *cs = sc ? sc->socket_context : NULL;
+	if (cs)
+		conns_answered(cs->deadline); /* the next request's head is awaited */
 }
 
 static int hex_digit(char c)
@@ -447,7 +452,7 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 	}
 	/* A few epoll I/O threads hold every connection (an idle one costs its memory pool and
 	 * no thread); blocking work goes to the lanes through suspend/resume. */
-	if (!conns_start(cfg->header_timeout * 1000u)) {
+	if (!conns_start(cfg->header_timeout * 1000u, cfg->connection_timeout * 1000u)) {
 		freeaddrinfo(ai);
 		free(srv);
 		return false;

@@ -174,8 +174,8 @@ char *metrics_render(size_t *len)
 				call_names[c], outcome_names[o],
 				atomic_load(&provider_calls[c][o]));
 	fprintf(f,
-		"# HELP recallgate_http_header_timeouts_total Connections closed because their first "
-		"request's headers did not arrive within RECALLGATE_HEADER_TIMEOUT.\n"
+		"# HELP recallgate_http_header_timeouts_total Connections closed because a request's "
+		"head did not arrive within its deadline (RECALLGATE_HEADER_TIMEOUT).\n"
 		"# TYPE recallgate_http_header_timeouts_total counter\n"
 		"recallgate_http_header_timeouts_total %llu\n",
 		conns_header_timeouts());
