@@ -119,9 +119,25 @@ static void test_verify_flip(void **state)
 		 "verify without a workspace: %s", r.body);
 	it_resp_free(&r);
 
-	/* verify's body is {} (strict) */
+	/* verify moves the revision, so If-Match, when sent, must name it (API.md §0): "1" is
+	 * stale (412, the revision stays 2), "2" passes (revision 3) */
 	char path[128];
 	snprintf(path, sizeof path, "/v1/envelopes/%s/verify", id);
+	const char *stale[] = {"If-Match: \"1\"", NULL}, *current[] = {"If-Match: \"2\"", NULL};
+	it_request(&srv, "POST", path, ta.rw, "{}", stale, &r);
+	IT_PROBLEM(&r, 412, "precondition_failed");
+	it_resp_free(&r);
+	env_get(ta.reader, id, &r);
+	IT_CHECK(r.status == 200 && it_json_int(r.json, "revision", -1) == 2,
+		 "a verify refused by If-Match moved the revision: %s", r.body);
+	it_resp_free(&r);
+	it_request(&srv, "POST", path, ta.rw, "{}", current, &r);
+	IT_STATUS(&r, 200);
+	IT_CHECK(it_json_int(r.json, "revision", -1) == 3, "If-Match \"2\": revision 3: %s",
+		 r.body);
+	it_resp_free(&r);
+
+	/* verify's body is {} (strict) */
 	it_request(&srv, "POST", path, ta.rw, "{\"colour\":\"blue\"}", NULL, &r);
 	IT_PROBLEM(&r, 422, "unknown_field");
 	it_resp_free(&r);
@@ -129,7 +145,7 @@ static void test_verify_flip(void **state)
 	IT_PROBLEM(&r, 422, "validation_failed");
 	it_resp_free(&r);
 	env_get(ta.reader, id, &r);
-	IT_CHECK(it_json_int(r.json, "revision", -1) == 2, "a refused verify moved the revision");
+	IT_CHECK(it_json_int(r.json, "revision", -1) == 3, "a refused verify moved the revision");
 	it_resp_free(&r);
 }
 
