@@ -186,4 +186,14 @@ struct h_ctx {
 extern const struct h_route h_routes[];
 extern const size_t h_routes_count;
 
+/* Shared with server/ (handlers/common.c): dispatch checks path ids and Content-Type in the
+ * routes' order, and the event streams answer their own refusals. */
+/* The 422 reason for a caller-chosen id off its pattern. */
+extern const char h_id_reason[];
+/* Whether a Content-Type value is application/json (any case), alone or with parameters. */
+bool h_json_content_type(const char *ct);
+/* Sets a problem reply with the code's status (errors: stolen, may be NULL; detail: NULL
+ * for the code's default detail). */
+void h_problem(struct h_ctx *ctx, enum rg_problem code, const char *detail, json_t *errors);
+
 #endif

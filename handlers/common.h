@@ -8,11 +8,6 @@
 #include "core/jsonw.h"
 #include "handlers/api.h"
 
-/* The 422 reason for a caller-chosen id off its pattern. */
-extern const char h_id_reason[];
-/* Whether a Content-Type value is application/json (any case), alone or with parameters. */
-bool h_json_content_type(const char *ct);
-
 #define H_PAGE_DEFAULT 50
 #define H_PAGE_MAX 200
 
@@ -20,9 +15,6 @@ bool h_json_content_type(const char *ct);
 void h_reply(struct h_ctx *ctx, int status, json_t *body);
 /* Sets a reply rendered by a jsonw writer (finished here; a failed writer answers 500). */
 void h_reply_jsonw(struct h_ctx *ctx, int status, struct jsonw *w);
-/* Sets a problem reply with the code's status (errors: stolen, may be NULL; detail: NULL
- * for the code's default detail). */
-void h_problem(struct h_ctx *ctx, enum rg_problem code, const char *detail, json_t *errors);
 /* A 422 validation_failed naming one field. */
 void h_invalid(struct h_ctx *ctx, const char *field, const char *reason);
 /* Borrows a pooled connection; false after answering 503. */

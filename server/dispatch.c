@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "core/jsonx.h"
-#include "handlers/common.h"
+#include "handlers/api.h"
 #include "server/events.h"
 #include "server/metrics.h"
 #include "server/outbound.h"

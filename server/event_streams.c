@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "handlers/common.h"
+#include "handlers/api.h"
 #include "server/clock.h"
 #include "server/events_internal.h"
 #include "server/log.h"
