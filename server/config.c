@@ -15,7 +15,7 @@ static const struct cfg_entry {
 	unsigned long min, max;
 	const char *def;
 	size_t offset;
-	const char *help; /* one line for `recallgate --help` */
+	const char *help; /* one line for `recallgate --help` (a number's range is added) */
 } entries[] = {
 	/* sorted by name */
 	{"DATABASE_URL", CFG_URL, 0, 0, NULL, offsetof(struct rg_config, database_url),
@@ -24,46 +24,46 @@ static const struct cfg_entry {
 	 "host:port to listen on; an IPv6 host in brackets, e.g. [::1]:8080 or [::]:8080"},
 	{"RECALLGATE_CONNECTION_MEMORY", CFG_UINT, 4096, 1048576, "8192",
 	 offsetof(struct rg_config, connection_memory),
-	 "bytes of memory per client connection for its request line, headers and buffers "
-	 "(4096..1048576)"},
+	 "bytes of memory per client connection for its request line, headers and buffers"},
 	{"RECALLGATE_CONNECTION_TIMEOUT", CFG_UINT, 1, 3600, "30",
 	 offsetof(struct rg_config, connection_timeout),
-	 "seconds an idle client connection is kept open (1..3600)"},
+	 "seconds an idle client connection is kept open"},
 	{"RECALLGATE_CORS_ORIGINS", CFG_ORIGINS, 0, 0, "", 0,
 	 "comma-separated browser origins allowed by CORS and by POST /mcp's Origin check "
 	 "(empty: none)"},
 	{"RECALLGATE_DB_ACQUIRE_TIMEOUT_MS", CFG_UINT, 1, 60000, "2000",
 	 offsetof(struct rg_config, db_acquire_timeout_ms),
-	 "milliseconds a request waits for a database connection before 503 (1..60000)"},
+	 "milliseconds a request waits for a database connection before 503"},
 	{"RECALLGATE_DB_POOL", CFG_UINT, 1, 256, "8", offsetof(struct rg_config, db_pool),
-	 "database connections per instance (1..256)"},
+	 "database connections per instance"},
 	{"RECALLGATE_DRAIN_TIMEOUT", CFG_UINT, 1, 3600, "10",
 	 offsetof(struct rg_config, drain_timeout),
 	 "seconds a stopping server (SIGTERM) finishes received work before it answers 503"},
 	{"RECALLGATE_HEADER_TIMEOUT", CFG_UINT, 1, 3600, "10",
 	 offsetof(struct rg_config, header_timeout),
-	 "seconds a new connection has to send its first request's headers (1..3600)"},
+	 "seconds a request's head may take, from the accept or from a later request's line; "
+	 "at most RECALLGATE_CONNECTION_TIMEOUT + this after the previous answer"},
 	{"RECALLGATE_LOG_LEVEL", CFG_LEVEL, 0, 0, "info", 0,
 	 "error, warn, info or debug (JSON lines on stderr)"},
 	{"RECALLGATE_MAX_BODY", CFG_UINT, 1024, 67108864, "1048576",
-	 offsetof(struct rg_config, max_body), "largest request body in bytes (1024..67108864)"},
+	 offsetof(struct rg_config, max_body), "largest request body in bytes"},
 	{"RECALLGATE_MAX_CLIENT_CONNECTIONS", CFG_UINT, 0, 65535, "256",
 	 offsetof(struct rg_config, max_client_connections),
 	 "connections open at once from one client address; with RECALLGATE_TRUST_PROXY=1, "
-	 "requests in flight of one X-Forwarded-For client (429); 0: no limit (0..65535)"},
+	 "requests in flight of one X-Forwarded-For client (429); 0: no limit"},
 	{"RECALLGATE_MAX_CONNECTIONS", CFG_UINT, 1, 65535, "10000",
 	 offsetof(struct rg_config, max_connections),
 	 "client connections open at once, idle keep-alive ones included; an idle one costs "
-	 "about RECALLGATE_CONNECTION_MEMORY + 1 KiB and no thread (1..65535)"},
+	 "about RECALLGATE_CONNECTION_MEMORY + 1 KiB and no thread"},
 	{"RECALLGATE_MAX_STREAMS", CFG_UINT, 0, 65535, "1024",
 	 offsetof(struct rg_config, max_streams),
 	 "event streams (GET /v1/events) open at once, over it 503 too_many_streams; an idle one "
-	 "holds no thread and no database connection (0..65535)"},
+	 "holds no thread and no database connection"},
 	{"RECALLGATE_RATE_BURST", CFG_UINT, 0, 1000000, "0", offsetof(struct rg_config, rate_burst),
 	 "the most requests a token may make at once (its bucket); 0: the same as "
-	 "RECALLGATE_RATE_LIMIT, one second's worth (0..1000000)"},
+	 "RECALLGATE_RATE_LIMIT, one second's worth"},
 	{"RECALLGATE_RATE_LIMIT", CFG_UINT, 0, 100000, "0", offsetof(struct rg_config, rate_limit),
-	 "requests per second per bearer token, over it 429 rate_limited; 0: off (0..100000)"},
+	 "requests per second per bearer token, over it 429 rate_limited; 0: off"},
 	{"RECALLGATE_TRUST_PROXY", CFG_BOOL, 0, 0, "0", 0,
 	 "1: behind a gateway: the client is the last X-Forwarded-For entry (for the "
 	 "per-client limit; it is never logged)"},
@@ -249,6 +249,9 @@ void cfg_print_help(FILE *out)
 		const struct cfg_entry *e = &entries[i];
 		if (e->def == NULL)
 			fprintf(out, "  %s (no default)\n      %s\n", e->env, e->help);
+		else if (e->kind == CFG_UINT)
+			fprintf(out, "  %s=%s\n      %s (%lu..%lu)\n", e->env, e->def, e->help, e->min,
+				e->max);
 		else
 			fprintf(out, "  %s=%s\n      %s\n", e->env, e->def, e->help);
 	}
