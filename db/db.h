@@ -16,6 +16,9 @@ struct db_error {
 	char sqlstate[6];
 	char message[200];
 	bool pool_busy; /* no connection freed up in time: nothing is known of the database */
+	/* the statement was cancelled by db_pool_cancel_busy (the drain's end): it rolled back,
+	 * so nothing it did is committed */
+	bool shutting_down;
 };
 
 /* A prepared statement: defined once as static data in its db/ module. */
@@ -65,6 +68,11 @@ bool db_conninfo_check(const char *url, char *why, size_t whylen);
 enum rg_status db_pool_open(const char *url, unsigned size, unsigned acquire_timeout_ms,
 			    struct db_pool **out) RG_MUSTCHECK;
 void db_pool_close(struct db_pool *pool);
+/* The drain's end: cancels the statement each borrowed connection is running (a cancel that
+ * finds its connection between statements is lost: call it again). From now on a statement
+ * that fails as cancelled reports err->shutting_down. Any thread; it blocks for one round
+ * trip to the database per borrowed connection. */
+void db_pool_cancel_busy(struct db_pool *pool);
 void db_pool_get_stats(struct db_pool *pool, struct db_pool_stats *out);
 /* true when err says every connection was busy for the whole acquire timeout (the database
  * itself may be fine), not that the database could not be reached. */

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -16,6 +17,8 @@
 
 struct db_conn {
 	PGconn *pg;
+	PGcancel *cancel;      /* pg's cancel key; swapped under the pool's cancel_lock */
+	struct db_pool *pool;
 	bool broken;
 	int64_t idle_since_ms; /* when it was last returned */
 	size_t nprepared;
@@ -36,6 +39,8 @@ struct db_pool {
 	atomic_uint in_use;
 	atomic_uint waiting;
 	atomic_ullong timeouts;
+	atomic_bool cancelling; /* db_pool_cancel_busy was called */
+	pthread_mutex_t cancel_lock;
 	struct db_conn *conns;
 };
 
@@ -61,6 +66,7 @@ void db_error_set(struct db_error *err, enum rg_status st, const char *sqlstate,
 		return;
 	err->status = st;
 	err->pool_busy = false;
+	err->shutting_down = false;
 	snprintf(err->sqlstate, sizeof err->sqlstate, "%s", sqlstate ? sqlstate : "");
 	snprintf(err->message, sizeof err->message, "%s", msg ? msg : "");
 	one_line(err->message);
@@ -132,8 +138,11 @@ enum rg_status db_pool_open(const char *url, unsigned size, unsigned acquire_tim
 	}
 	p->size = size;
 	p->acquire_timeout_ms = acquire_timeout_ms;
-	for (unsigned i = 0; i < size; i++)
+	pthread_mutex_init(&p->cancel_lock, NULL);
+	for (unsigned i = 0; i < size; i++) {
+		p->conns[i].pool = p;
 		atomic_fetch_or(&p->free_bits[i / 64], 1ull << (i % 64));
+	}
 	*out = p;
 	return RG_OK;
 }
@@ -142,9 +151,12 @@ void db_pool_close(struct db_pool *p)
 {
 	if (p == NULL)
 		return;
-	for (unsigned i = 0; i < p->size; i++)
+	for (unsigned i = 0; i < p->size; i++) {
+		PQfreeCancel(p->conns[i].cancel);
 		if (p->conns[i].pg)
 			PQfinish(p->conns[i].pg);
+	}
+	pthread_mutex_destroy(&p->cancel_lock);
 	sem_destroy(&p->free_count);
 	free(p->conns);
 	free(p->url);
@@ -203,15 +215,41 @@ PGconn *db_connect(const char *url, const char *application_name, unsigned state
 	return pg;
 }
 
+/* The cancel key of c (with pg: a new connection's, or NULL: none). */
+static void set_cancel(struct db_pool *p, struct db_conn *c, PGconn *pg)
+{
+	PGcancel *key = pg ? PQgetCancel(pg) : NULL;
+	pthread_mutex_lock(&p->cancel_lock);
+	PGcancel *old = c->cancel;
+	c->cancel = key;
+	pthread_mutex_unlock(&p->cancel_lock);
+	PQfreeCancel(old);
+}
+
 /* (Re)connects c. */
 static bool connect_conn(struct db_pool *p, struct db_conn *c, struct db_error *err)
 {
+	set_cancel(p, c, NULL);
 	if (c->pg)
 		PQfinish(c->pg);
 	c->nprepared = 0;
 	c->pg = db_connect(p->url, "recallgate", DB_STATEMENT_TIMEOUT_MS, err);
 	c->broken = c->pg == NULL;
+	set_cancel(p, c, c->pg);
 	return c->pg != NULL;
+}
+
+void db_pool_cancel_busy(struct db_pool *p)
+{
+	atomic_store(&p->cancelling, true);
+	pthread_mutex_lock(&p->cancel_lock);
+	for (unsigned i = 0; i < p->size; i++) {
+		bool borrowed = !(atomic_load(&p->free_bits[i / 64]) & (1ull << (i % 64)));
+		char why[256];
+		if (borrowed && p->conns[i].cancel)
+			(void)PQcancel(p->conns[i].cancel, why, sizeof why);
+	}
+	pthread_mutex_unlock(&p->cancel_lock);
 }
 
 #define IDLE_CHECK_MS 50
@@ -356,6 +394,8 @@ static enum rg_status map_failure(struct db_conn *c, const PGresult *res, struct
 	enum rg_status st = db_error_from(c->pg, res, err);
 	if (st == RG_UNAVAILABLE)
 		c->broken = true;
+	if (st == RG_TIMEOUT && err && atomic_load(&c->pool->cancelling))
+		err->shutting_down = true;
 	return st;
 }
 

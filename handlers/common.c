@@ -52,6 +52,8 @@ void h_db_failed(struct h_ctx *ctx, enum rg_status st)
 	if (st == RG_RETRY)
 		h_problem(ctx, PROBLEM_DATABASE_UNAVAILABLE,
 			  "The database could not complete the request now; retry.", NULL);
+	else if (st == RG_TIMEOUT && ctx->dberr.shutting_down) /* cancelled: nothing committed */
+		h_problem(ctx, PROBLEM_SHUTTING_DOWN, NULL, NULL);
 	else if (st == RG_TIMEOUT)
 		h_problem(ctx, PROBLEM_QUERY_TIMEOUT, NULL, NULL);
 	else if (st == RG_UNAVAILABLE)

@@ -40,6 +40,8 @@
 #define HTTP_QUIET_MS 500
 /* After the lanes stopped: time for their last answers to be sent. */
 #define HTTP_FLUSH_MS 500
+/* After the drain's deadline, statements still running are cancelled for this long. */
+#define HTTP_CANCEL_MS 300
 
 /* Request ids need to be unique, not secret: a random per-process prefix and a counter
  * cost no system call (RAND_bytes checks for a fork with getpid on every call). */
@@ -524,6 +526,24 @@ static void wait_in_flight(struct http_server *srv, long long until, long long q
 	}
 }
 
+/* Handlers still running at the drain's deadline: their statements are cancelled (again and
+ * again: a cancel that finds its connection between two statements is lost). PostgreSQL
+ * rolls a cancelled statement back, so the handler answers 503 shutting_down for work that
+ * did not commit, and the exit stays within the drain time + 1 s. */
+static void cancel_running(struct http_server *srv, long long until)
+{
+	for (;;) {
+		struct lane_stats w, e;
+		lane_get_stats(srv->workers, &w);
+		lane_get_stats(srv->elastic, &e);
+		if (w.busy + e.busy == 0 || mono_ms() >= until)
+			return;
+		db_pool_cancel_busy(srv->pool);
+		struct timespec ts = {0, 20 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+}
+
 void http_stop(struct http_server *srv, unsigned drain_ms)
 {
 	if (srv == NULL)
@@ -545,6 +565,7 @@ void http_stop(struct http_server *srv, unsigned drain_ms)
 	if (listen != MHD_INVALID_SOCKET)
 		shutdown(listen, SHUT_RDWR);
 	wait_in_flight(srv, deadline, HTTP_QUIET_MS);
+	cancel_running(srv, mono_ms() + HTTP_CANCEL_MS);
 	/* What a lane has not started is answered 503 shutting_down; provider calls end at the
 	 * deadline. A lane waits for its running handlers, so a committed write is answered. */
 	lane_stop(srv->elastic);

@@ -434,6 +434,26 @@ static void test_drain_cuts_provider_calls(void **state)
 /* A request still queued on its lane when the drain ends is answered 503 shutting_down, and
  * that answer goes out before the daemon stops (the last wait for answers once returned at
  * once, and such an answer could be lost). */
+/* At the drain's deadline (1 s) the only worker still waits on a lock with a write, and a read
+ * is queued behind it. The write's statement is cancelled: it rolled back, so it is answered
+ * 503 shutting_down and nothing of it is written; the read never starts (503
+ * shutting_down); and the process exits within the drain time + 1 s although the lock is
+ * held for 3 s (before, the exit waited for the lock, and the write then committed). */
+static pid_t fork_refused_write(const struct it_server *s, const char *path)
+{
+	pid_t writer = fork();
+	IT_CHECK(writer >= 0, "fork");
+	if (writer == 0) {
+		struct it_resp w;
+		it_request(s, "PUT", path, admin, "{\"expected_revision\":0,\"mode\":\"disabled\"}",
+			   NULL, &w);
+		_exit(w.status == 503 && it_json_str_is(w.json, "code", "shutting_down") ? 0
+		      : w.status == 0						     ? 2
+										     : 1);
+	}
+	return writer;
+}
+
 static void test_drain_answers_queued_work(void **state)
 {
 	(void)state;
@@ -443,7 +463,7 @@ static void test_drain_answers_queued_work(void **state)
 	IT_CHECK(it_server_start(&s, env) == 0, "the server did not start");
 	/* the only worker waits on the lock with a write; a read queues behind it */
 	PGconn *locker = lock_audit_log();
-	pid_t writer = fork_first_write(&s, "/v1/threads/edge-queued/memory-mode");
+	pid_t writer = fork_refused_write(&s, "/v1/threads/edge-queued/memory-mode");
 	it_sleep_ms(300);
 	pid_t reader = fork();
 	IT_CHECK(reader >= 0, "fork");
@@ -455,16 +475,33 @@ static void test_drain_answers_queued_work(void **state)
 										   : 1);
 	}
 	it_sleep_ms(300);
+	long long t0 = it_now_ms();
 	IT_CHECK(it_server_signal(&s, SIGTERM) == 0, "SIGTERM");
-	it_sleep_ms(1500); /* past the drain's deadline: the queued read will not start */
+	int st = it_server_wait(&s, 3); /* the lock is still held */
+	long long exited = it_now_ms() - t0;
+	int wst = it_wait_pid(writer, 10000), rst = it_wait_pid(reader, 10000);
+	/* nothing of the cancelled write is there, and its tenant's audit holds nothing of it */
+	PGresult *res = PQexecParams(
+	    locker,
+	    "SELECT (SELECT count(*) FROM thread_memory_modes WHERE tenant_id = $1 AND "
+	    "thread_id = 'edge-queued') + (SELECT count(*) FROM audit_log WHERE tenant_id = $1 "
+	    "AND resource_id = 'edge-queued')",
+	    1, NULL, (const char *const[]){tenant}, NULL, NULL, 0);
+	long long rows = PQresultStatus(res) == PGRES_TUPLES_OK ? atoll(PQgetvalue(res, 0, 0)) : -1;
+	PQclear(res);
 	PQclear(PQexec(locker, "ROLLBACK"));
 	PQfinish(locker);
-	int wst = it_wait_pid(writer, 10000), rst = it_wait_pid(reader, 10000);
-	int st = it_server_wait(&s, 10);
-	IT_CHECK(wst == 0, "the committed write was not answered 200 (%d)", wst);
+	if (st == -2)
+		(void)it_server_stop(&s);
+	IT_CHECK(st == 0, "exit status %d after the drain (-2: still running 3 s after SIGTERM)",
+		 st);
+	IT_CHECK(exited <= 2000 + 500, "exited %lld ms after SIGTERM (drain 1 s + 1 s)", exited);
+	IT_CHECK(wst == 0, "the write cancelled at the deadline was not answered 503 shutting_down "
+			   "(%s)",
+		 wst == 2 ? "no answer" : "another answer");
+	IT_CHECK(rows == 0, "the cancelled write left %lld rows", rows);
 	IT_CHECK(rst == 0, "the queued read was not answered 503 shutting_down (%s)",
 		 rst == 2 ? "no answer" : "another answer");
-	IT_CHECK(st == 0, "exit status %d after the drain", st);
 }
 
 int main(void)
