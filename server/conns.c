@@ -143,8 +143,8 @@ void conns_request_line(struct conn_entry *e)
 {
 	if (e == NULL || atomic_load(&e->list) != &w.next)
 		return; /* a first request: its deadline runs from the accept, and is earlier */
-	long long now = mono_ms();
 	pthread_mutex_lock(&w.lock);
+	long long now = mono_ms(); /* under the lock: each list stays in deadline order */
 	if (atomic_load(&e->list) == &w.next && now + w.header_ms < e->deadline_ms) {
 		unlink_entry(e);
 		append_entry(&w.heads, e, now);
