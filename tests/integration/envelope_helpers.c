@@ -42,22 +42,6 @@ bool has_prefix_hex(const char *id, const char *prefix)
 	return true;
 }
 
-/* new: exactly n bytes: prefix (cut at n), then filler words */
-char *text_of(const char *prefix, size_t n)
-{
-	static const char filler[] = " lorem ipsum dolor sit amet";
-	size_t p = strlen(prefix);
-	char *s = malloc(n + 1);
-	assert_non_null(s);
-	if (p > n)
-		p = n;
-	memcpy(s, prefix, p);
-	for (size_t i = p; i < n; i++)
-		s[i] = filler[(i - p) % (sizeof filler - 1)];
-	s[n] = '\0';
-	return s;
-}
-
 /* new: `count` copies of the UTF-8 sequence unit, then suffix */
 char *repeat_utf8(const char *unit, size_t count, const char *suffix)
 {

@@ -79,8 +79,6 @@ void copy_str(char *dst, size_t n, const char *src);
 
 bool has_prefix_hex(const char *id, const char *prefix);
 
-/* new: exactly n bytes: prefix (cut at n), then filler words */
-char *text_of(const char *prefix, size_t n);
 
 /* new: `count` copies of the UTF-8 sequence unit, then suffix */
 char *repeat_utf8(const char *unit, size_t count, const char *suffix);

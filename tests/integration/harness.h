@@ -206,6 +206,8 @@ char *it_token(const char *tenant, const char *scopes, const char *name);
 
 /* new: "<prefix>-<pid>-<unix time>-<counter>", valid as tenant, thread id and token name. */
 char *it_unique(const char *prefix);
+/* new: exactly n bytes of text: prefix (cut at n), then filler words. */
+char *it_text_of(const char *prefix, size_t n);
 
 /* ---------------------------------------------------------------- JSON members */
 

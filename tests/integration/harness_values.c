@@ -155,3 +155,17 @@ double it_metric_value(const char *text, const char *series)
 	}
 	return -1;
 }
+
+char *it_text_of(const char *prefix, size_t n)
+{
+	static const char filler[] = " lorem ipsum dolor sit amet";
+	size_t p = strlen(prefix);
+	char *s = xmalloc(n + 1);
+	if (p > n)
+		p = n;
+	memcpy(s, prefix, p);
+	for (size_t i = p; i < n; i++)
+		s[i] = filler[(i - p) % (sizeof filler - 1)];
+	s[n] = '\0';
+	return s;
+}

@@ -334,7 +334,7 @@ static void test_log_privacy(void **state)
 	(void)state;
 	/* the audit test sent claims with the marker; add a rejected one */
 	json_t *e = happy_copy();
-	char *big = text_of(CLAIM_MARKER " too long ", 4001);
+	char *big = it_text_of(CLAIM_MARKER " too long ", 4001);
 	set_new(e, "summary.claims[0].text", json_string(big));
 	free(big);
 	struct it_resp r;

@@ -99,8 +99,8 @@ static void test_limits_snapshot(void **state)
 	it_resp_free(&r);
 
 	/* field bounds */
-	char *p1024 = text_of("src/", 1024), *p1025 = text_of("src/", 1025);
-	char *g256 = text_of("head-", 256), *g257 = text_of("head-", 257);
+	char *p1024 = it_text_of("src/", 1024), *p1025 = it_text_of("src/", 1025);
+	char *g256 = it_text_of("head-", 256), *g257 = it_text_of("head-", 257);
 	char h[72];
 	hash_of(5, h);
 	struct {
@@ -230,7 +230,7 @@ static void test_limits_envelope(void **state)
 	json_t *e, *arr;
 
 	/* envelope_id: required, a string of 1..128 */
-	char *id128 = text_of("ctxenv_", 128), *id129 = text_of("ctxenv_", 129);
+	char *id128 = it_text_of("ctxenv_", 128), *id129 = it_text_of("ctxenv_", 129);
 	e = happy_copy();
 	set_new(e, "envelope_id", json_string(id128));
 	POST_EXPECT(ws_match, e, "MATCH", NO_CODES, true, "envelope_id of 128");
@@ -283,7 +283,7 @@ static void test_limits_envelope(void **state)
 	expect_rejected(c257, "envelope.summary.claims", "257 claims");
 
 	/* claim text: 4000 / 4001 bytes, ASCII and two-byte characters */
-	char *t4000 = text_of("claim ", MAX_CLAIM_BYTES), *t4001 = text_of("claim ", 4001);
+	char *t4000 = it_text_of("claim ", MAX_CLAIM_BYTES), *t4001 = it_text_of("claim ", 4001);
 	char *u4000 = repeat_utf8("é", 2000, ""), *u4001 = repeat_utf8("é", 2000, "x");
 	const char *ok_texts[] = {t4000, u4000};
 	const char *bad_texts[] = {t4001, u4001};
@@ -340,12 +340,12 @@ static void test_limits_envelope(void **state)
 	expect_rejected(rc65, "envelope.receipt_chain", "65 receipts");
 
 	/* source ref strings at their edges: an extra, uncited, unlisted ref (root matches) */
-	char *s128 = text_of("src_", 128), *s129 = text_of("src_", 129);
-	char *p1024 = text_of("lib/", 1024), *p1025 = text_of("lib/", 1025);
-	char *r64 = text_of("1-", 64), *r65 = text_of("1-", 65);
-	char *x1024 = text_of("index context --focus ", 1024),
-	     *x1025 = text_of("index context --focus ", 1025);
-	char *h80 = text_of("sha256:", 80), *h81 = text_of("sha256:", 81);
+	char *s128 = it_text_of("src_", 128), *s129 = it_text_of("src_", 129);
+	char *p1024 = it_text_of("lib/", 1024), *p1025 = it_text_of("lib/", 1025);
+	char *r64 = it_text_of("1-", 64), *r65 = it_text_of("1-", 65);
+	char *x1024 = it_text_of("index context --focus ", 1024),
+	     *x1025 = it_text_of("index context --focus ", 1025);
+	char *h80 = it_text_of("sha256:", 80), *h81 = it_text_of("sha256:", 81);
 	hash_of(77, h);
 	struct {
 		const char *what;
@@ -473,7 +473,7 @@ static void test_limits_envelope(void **state)
 	it_resp_free(&r);
 	/* an envelope over the body limit (1 MiB by default) → 413 */
 	e = happy_copy();
-	char *big = text_of("claim ", MAX_CLAIM_BYTES);
+	char *big = it_text_of("claim ", MAX_CLAIM_BYTES);
 	arr = json_object_get(json_object_get(e, "summary"), "claims");
 	for (size_t i = 0; i < 270; i++)
 		json_array_append_new(

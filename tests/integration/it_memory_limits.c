@@ -46,12 +46,12 @@ static void test_limits(void **state)
 	char id[ID_MAX];
 
 	/* ---- content: 1..65536 bytes */
-	char *c = text_of("qzlimbig", 65536);
+	char *c = it_text_of("qzlimbig", 65536);
 	note(tok, c, NULL, NULL, id, NULL);
 	created++;
 	expect_content(tok, id, c);
 	free(c);
-	c = text_of("qzlimbig", 65537);
+	c = it_text_of("qzlimbig", 65537);
 	send_json("POST", "/v1/memory/sources", tok, note_body(c, NULL, NULL), NULL, &r);
 	expect_422(&r, "validation_failed", "content", true, "content of 65537 bytes");
 	it_resp_free(&r);
@@ -91,7 +91,7 @@ static void test_limits(void **state)
 		}
 	}
 	for (size_t n = 256; n <= 257; n++) {
-		char *v = text_of("qzlabelval", n);
+		char *v = it_text_of("qzlabelval", n);
 		json_t *b = note_body("qzlimlabelvalue", NULL, NULL);
 		json_t *l = json_object();
 		json_object_set_new(l, "team", json_string(v));
@@ -112,7 +112,7 @@ static void test_limits(void **state)
 	char hash[REF_LEN];
 	sha256_str("qzlim pointer", hash);
 	for (size_t n = 2048; n <= 2049; n++) {
-		char *uri = text_of("https://qzlim.example/", n);
+		char *uri = it_text_of("https://qzlim.example/", n);
 		for (size_t k = 22; k < n; k++) {
 			if (uri[k] == ' ')
 				uri[k] = '_';
@@ -222,8 +222,8 @@ static void test_limits(void **state)
 	json_decref(all);
 
 	/* ---- query 1..1000 bytes, search/explain limit 1..50, context bounds */
-	char *q1000 = text_of("qzlimquery", 1000);
-	char *q1001 = text_of("qzlimquery", 1001);
+	char *q1000 = it_text_of("qzlimquery", 1000);
+	char *q1001 = it_text_of("qzlimquery", 1001);
 	enum endpoint eps[] = {SEARCH, EXPLAIN, CONTEXT};
 	for (size_t k = 0; k < 3; k++) {
 		json_decref(retrieve_ok(eps[k], tok, qbody(q1000, NULL)));
@@ -340,12 +340,12 @@ static void test_limits(void **state)
 	post_derivative(tok, "essay", df(src_id, 1), "qzlim essay", &r);
 	expect_422(&r, "validation_failed", "kind", true, "kind essay");
 	it_resp_free(&r);
-	c = text_of("qzlimderived", 65537);
+	c = it_text_of("qzlimderived", 65537);
 	post_derivative(tok, "index", df(src_id, 1), c, &r);
 	expect_422(&r, "validation_failed", "content", true, "derivative content of 65537 bytes");
 	it_resp_free(&r);
 	free(c);
-	c = text_of("qzlimderived", 65536);
+	c = it_text_of("qzlimderived", 65536);
 	char d64[ID_MAX];
 	derive(tok, "index", df(src_id, 1), c, d64);
 	free(c);

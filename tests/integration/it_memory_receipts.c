@@ -153,7 +153,7 @@ static void test_load_receipt(void **state)
 	 * 100, 200, 300, 500, 25 tokens; the marker repeated so that ranks differ */
 	struct lr_item items[5];
 	memset(items, 0, sizeof items);
-	items[0].content = text_of("qzlrc qzlrc qzlrc qzlrcbodysecret one", 400);
+	items[0].content = it_text_of("qzlrc qzlrc qzlrc qzlrcbodysecret one", 400);
 	static const char mb_prefix[] = "qzlrc qzlrc qzlrcbodysecret ";
 	/* "café " is 6 bytes and 5 characters */
 	char *mb = repeat_text(mb_prefix, "café ", (800 - (sizeof mb_prefix - 1)) / 6, "");
@@ -165,9 +165,9 @@ static void test_load_receipt(void **state)
 	memset(items[1].content + mbl, 'z', 800 - mbl);
 	items[1].content[800] = '\0';
 	free(mb);
-	items[2].content = text_of("qzlrc qzlrc qzlrc qzlrc qzlrcbodysecret three", 1200);
-	items[3].content = text_of("qzlrc qzlrc qzlrc qzlrc qzlrc qzlrcbodysecret four", 2000);
-	items[4].content = text_of("qzlrc qzlrcbodysecret five", 100);
+	items[2].content = it_text_of("qzlrc qzlrc qzlrc qzlrc qzlrcbodysecret three", 1200);
+	items[3].content = it_text_of("qzlrc qzlrc qzlrc qzlrc qzlrc qzlrcbodysecret four", 2000);
+	items[4].content = it_text_of("qzlrc qzlrcbodysecret five", 100);
 	for (size_t i = 0; i < 5; i++) {
 		items[i].bytes = strlen(items[i].content);
 		note(t.admin, items[i].content, NULL, NULL, items[i].id, items[i].hash);
@@ -235,7 +235,7 @@ static void test_load_receipt(void **state)
 	/* tokens = ceil(bytes / 4): 401 bytes are 101 tokens */
 	struct lr_item edge;
 	memset(&edge, 0, sizeof edge);
-	edge.content = text_of("qzceiledge qzlrcbodysecret", 401);
+	edge.content = it_text_of("qzceiledge qzlrcbodysecret", 401);
 	edge.bytes = 401;
 	note(t.admin, edge.content, NULL, NULL, edge.id, edge.hash);
 	json_t *se = search_ok(reader, "qzceiledge", NULL);

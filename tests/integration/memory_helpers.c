@@ -45,21 +45,6 @@ void identity_of(const char *owner, const char *uri, const char *content_hash,
 	free(buf);
 }
 
-char *text_of(const char *prefix, size_t n)
-{
-	static const char filler[] = " lorem ipsum dolor sit amet";
-	size_t p = strlen(prefix);
-	char *s = malloc(n + 1);
-	assert_non_null(s);
-	if (p > n)
-		p = n;
-	memcpy(s, prefix, p);
-	for (size_t i = p; i < n; i++)
-		s[i] = filler[(i - p) % (sizeof filler - 1)];
-	s[n] = '\0';
-	return s;
-}
-
 char *repeat_text(const char *prefix, const char *unit, size_t count, const char *suffix)
 {
 	size_t p = strlen(prefix), u = strlen(unit), x = strlen(suffix);

@@ -28,8 +28,6 @@ void sha256_str(const char *s, char out[REF_LEN]);
 void identity_of(const char *owner, const char *uri, const char *content_hash,
 		 char out[REF_LEN]);
 
-/* new: exactly n bytes: prefix (cut at n), then ASCII filler words */
-char *text_of(const char *prefix, size_t n);
 
 /* new: prefix followed by `count` copies of `unit` then `suffix` */
 char *repeat_text(const char *prefix, const char *unit, size_t count, const char *suffix);
