@@ -22,26 +22,6 @@ char ws_match[ID_MAX];
 
 /* ================================================================ small helpers */
 
-void copy_str(char *dst, size_t n, const char *src)
-{
-	IT_CHECK(src != NULL, "a string member is missing");
-	IT_CHECK(strlen(src) < n, "a string member is too long for the test's buffer");
-	snprintf(dst, n, "%s", src);
-}
-
-bool has_prefix_hex(const char *id, const char *prefix)
-{
-	size_t p = strlen(prefix);
-	if (!id || strlen(id) != p + 32 || strncmp(id, prefix, p) != 0)
-		return false;
-	for (size_t i = p; i < p + 32; i++) {
-		char ch = id[i];
-		if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
-			return false;
-	}
-	return true;
-}
-
 /* new: `count` copies of the UTF-8 sequence unit, then suffix */
 char *repeat_utf8(const char *unit, size_t count, const char *suffix)
 {
@@ -337,7 +317,7 @@ void snap_ok(const char *token, const char *ws, long long expected, const char *
 void ws_fresh(char ws[ID_MAX])
 {
 	char *u = it_unique("ws");
-	copy_str(ws, ID_MAX, u);
+	it_copy_str(ws, ID_MAX, u);
 	free(u);
 }
 

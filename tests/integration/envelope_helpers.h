@@ -75,9 +75,7 @@ extern const size_t n_rel_checks;
 
 /* ================================================================ small helpers */
 
-void copy_str(char *dst, size_t n, const char *src);
 
-bool has_prefix_hex(const char *id, const char *prefix);
 
 
 /* new: `count` copies of the UTF-8 sequence unit, then suffix */

@@ -224,7 +224,7 @@ static bool answer_shape_ok(const json_t *j, enum kind kind, const char *declare
 			soft(why, n, "code %s is listed but no check that owns it fails", code);
 	}
 	if (kind == ENVELOPE) {
-		if (!has_prefix_hex(it_json_str(j, "envelope_id"), "env_"))
+		if (!it_has_prefix_hex(it_json_str(j, "envelope_id"), "env_"))
 			soft(why, n, "envelope_id is not env_ + 32 hex");
 		if (it_json_int(j, "revision", -1) < 1)
 			soft(why, n, "revision is not an integer >= 1");

@@ -208,6 +208,10 @@ char *it_token(const char *tenant, const char *scopes, const char *name);
 char *it_unique(const char *prefix);
 /* new: exactly n bytes of text: prefix (cut at n), then filler words. */
 char *it_text_of(const char *prefix, size_t n);
+/* Copies src into dst[n]; fails the running test when src is NULL or does not fit. */
+void it_copy_str(char *dst, size_t n, const char *src);
+/* id is prefix followed by exactly 32 lowercase hex digits. */
+bool it_has_prefix_hex(const char *id, const char *prefix);
 
 /* ---------------------------------------------------------------- JSON members */
 

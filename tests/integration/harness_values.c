@@ -169,3 +169,23 @@ char *it_text_of(const char *prefix, size_t n)
 	s[n] = '\0';
 	return s;
 }
+
+void it_copy_str(char *dst, size_t n, const char *src)
+{
+	IT_CHECK(src != NULL, "a string member is missing");
+	IT_CHECK(strlen(src) < n, "a string member is too long for the test's buffer");
+	snprintf(dst, n, "%s", src);
+}
+
+bool it_has_prefix_hex(const char *id, const char *prefix)
+{
+	size_t p = strlen(prefix);
+	if (!id || strlen(id) != p + 32 || strncmp(id, prefix, p) != 0)
+		return false;
+	for (size_t i = p; i < p + 32; i++) {
+		char ch = id[i];
+		if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
+			return false;
+	}
+	return true;
+}

@@ -77,7 +77,7 @@ static void test_isolation(void **state)
 	struct it_resp r;
 	env_post(ta.rw, ws, happy_copy(), &r);
 	EXPECT_ENV(&r, "MATCH", NO_CODES, true, "tenant A's envelope");
-	copy_str(id, sizeof id, it_json_str(r.json, "envelope_id"));
+	it_copy_str(id, sizeof id, it_json_str(r.json, "envelope_id"));
 	it_resp_free(&r);
 
 	const char *b_tokens[] = {tb.admin, tb.rw};
@@ -148,7 +148,7 @@ static void test_audit(void **state)
 	env_post(t.rw, ws, e, &r);
 	EXPECT_ENV(&r, "UNVERIFIABLE", CODES("lossy_summary"), true, "the audited envelope");
 	IT_CHECK(!strstr(r.body, CLAIM_MARKER), "the verdict repeats claim text: %s", r.body);
-	copy_str(id, sizeof id, it_json_str(r.json, "envelope_id"));
+	it_copy_str(id, sizeof id, it_json_str(r.json, "envelope_id"));
 	json_t *codes = json_deep_copy(json_object_get(r.json, "failure_codes"));
 	it_resp_free(&r);
 	env_verify(t.rw, id, &r);
@@ -275,7 +275,7 @@ static void test_scopes(void **state)
 	IT_CHECK(audit_count(t.admin, "envelope", NULL) == 0, "a refused submission was stored");
 	env_post(writer, ws, happy_copy(), &r);
 	EXPECT_ENV(&r, "MATCH", NO_CODES, true, "envelopes:write submits");
-	copy_str(id, sizeof id, it_json_str(r.json, "envelope_id"));
+	it_copy_str(id, sizeof id, it_json_str(r.json, "envelope_id"));
 	it_resp_free(&r);
 	env_verify(t.reader, id, &r);
 	IT_PROBLEM(&r, 403, "forbidden");

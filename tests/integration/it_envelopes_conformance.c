@@ -47,7 +47,7 @@ static void test_happy_path(void **state)
 		     it_json_int(r.json, "workspace_revision", -1) == 1,
 		 "workspace_id / workspace_revision: %s", r.body);
 	char id[ID_MAX];
-	copy_str(id, sizeof id, it_json_str(r.json, "envelope_id"));
+	it_copy_str(id, sizeof id, it_json_str(r.json, "envelope_id"));
 
 	/* GET: the same verdict, the same document */
 	env_get(ta.reader, id, &g);

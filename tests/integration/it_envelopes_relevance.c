@@ -191,7 +191,7 @@ static void test_relevance_load_receipt(void **state)
 	const json_t *rc = json_object_get(r.json, "load_receipt");
 	IT_CHECK(json_is_object(rc), "no load_receipt: %s", r.body);
 	char lrc[ID_MAX];
-	copy_str(lrc, sizeof lrc, it_json_str(rc, "receipt_id"));
+	it_copy_str(lrc, sizeof lrc, it_json_str(rc, "receipt_id"));
 	json_t *loaded = json_deep_copy(json_object_get(rc, "loaded_inputs"));
 	IT_CHECK(json_array_size(loaded) == 2 && it_json_int(rc, "selected_count", -1) == 2 &&
 		     it_json_int(rc, "delivered_count", -1) == 2,

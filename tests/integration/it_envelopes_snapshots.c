@@ -40,9 +40,9 @@ static void test_verify_flip(void **state)
 	env_post(ta.rw, ws, happy_copy(), &r);
 	EXPECT_ENV(&r, "MATCH", NO_CODES, true, "before the snapshot changes");
 	IT_CHECK(it_json_int(r.json, "revision", -1) == 1, "revision is not 1: %s", r.body);
-	copy_str(id, sizeof id, it_json_str(r.json, "envelope_id"));
+	it_copy_str(id, sizeof id, it_json_str(r.json, "envelope_id"));
 	char created[64];
-	copy_str(created, sizeof created, it_json_str(r.json, "created_at"));
+	it_copy_str(created, sizeof created, it_json_str(r.json, "created_at"));
 	it_resp_free(&r);
 
 	/* the workspace moves on: context.ts and the root change */
@@ -109,7 +109,7 @@ static void test_verify_flip(void **state)
 	/* an envelope without a workspace verifies too (freshness skipped) */
 	env_post(ta.rw, NULL, happy_copy(), &r);
 	EXPECT_ENV(&r, "MATCH", NO_CODES, true, "without a workspace");
-	copy_str(id, sizeof id, it_json_str(r.json, "envelope_id"));
+	it_copy_str(id, sizeof id, it_json_str(r.json, "envelope_id"));
 	it_resp_free(&r);
 	env_verify(ta.rw, id, &r);
 	expect_outcome_at(&r, ENVELOPE, 200, "MATCH", NO_CODES, true, NULL,
@@ -353,7 +353,7 @@ static void test_races(void **state)
 	struct it_resp r;
 	env_post(ta.rw, ws, happy_copy(), &r);
 	EXPECT_ENV(&r, "MATCH", NO_CODES, true, "the raced envelope");
-	copy_str(id, sizeof id, it_json_str(r.json, "envelope_id"));
+	it_copy_str(id, sizeof id, it_json_str(r.json, "envelope_id"));
 	it_resp_free(&r);
 	char vpath[128];
 	snprintf(vpath, sizeof vpath, "/v1/envelopes/%s/verify", id);

@@ -61,7 +61,7 @@ static void test_tenant_isolation(void **state)
 	json_decref(create_source(a.admin, pointer_body(uri, phash, owner, asn), f));
 	json_t *cx = context_ok(a.admin, "qziso", NULL);
 	char lrc[ID_MAX];
-	copy_str(lrc, sizeof lrc, it_json_str(json_object_get(cx, "load_receipt"), "receipt_id"));
+	it_copy_str(lrc, sizeof lrc, it_json_str(json_object_get(cx, "load_receipt"), "receipt_id"));
 	json_decref(cx);
 
 	/* B gets 404 for every one of A's resources */
@@ -248,7 +248,7 @@ static void test_scopes(void **state)
 		it_resp_free(&r);
 		json_t *ok = retrieve_ok(eps[i], reader, qbody("qzscope", NULL));
 		if (eps[i] == CONTEXT)
-			copy_str(lrc, sizeof lrc,
+			it_copy_str(lrc, sizeof lrc,
 				 it_json_str(json_object_get(ok, "load_receipt"), "receipt_id"));
 		json_decref(ok);
 	}

@@ -198,7 +198,7 @@ static void test_load_receipt(void **state)
 	free(text);
 	expect_stored_receipt(reader, cx, secret);
 	char first_id[ID_MAX];
-	copy_str(first_id, sizeof first_id, it_json_str(rc, "receipt_id"));
+	it_copy_str(first_id, sizeof first_id, it_json_str(rc, "receipt_id"));
 	json_decref(cx);
 	cx = check_context_call(reader, "qzlrc", 5, 450, items, 5, so);
 	rc = json_object_get(cx, "load_receipt");

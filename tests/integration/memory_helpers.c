@@ -62,25 +62,6 @@ bool contains(const char *hay, const char *needle)
 	return hay && needle && strstr(hay, needle) != NULL;
 }
 
-bool has_prefix_hex(const char *id, const char *prefix)
-{
-	size_t p = strlen(prefix);
-	if (!id || strlen(id) != p + 32 || strncmp(id, prefix, p) != 0)
-		return false;
-	for (size_t i = p; i < p + 32; i++) {
-		char ch = id[i];
-		if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
-			return false;
-	}
-	return true;
-}
-
-void copy_str(char *dst, size_t n, const char *src)
-{
-	IT_CHECK(src != NULL, "a string member is missing");
-	snprintf(dst, n, "%s", src);
-}
-
 /* ================================================================ tenants and tokens */
 
 void tenant_new(struct tenant *t, const char *prefix)

@@ -34,9 +34,7 @@ char *repeat_text(const char *prefix, const char *unit, size_t count, const char
 
 bool contains(const char *hay, const char *needle);
 
-bool has_prefix_hex(const char *id, const char *prefix);
 
-void copy_str(char *dst, size_t n, const char *src);
 
 struct tenant {
 	char *name;

@@ -51,8 +51,8 @@ json_t *create_source(const char *token, json_t *body, char id[ID_MAX])
 	send_json("POST", "/v1/memory/sources", token, body, NULL, &r);
 	IT_STATUS(&r, 201);
 	const char *sid = it_json_str(r.json, "source_id");
-	IT_CHECK(has_prefix_hex(sid, "src_"), "source_id is not src_ + 32 hex: %s", r.body);
-	copy_str(id, ID_MAX, sid);
+	IT_CHECK(it_has_prefix_hex(sid, "src_"), "source_id is not src_ + 32 hex: %s", r.body);
+	it_copy_str(id, ID_MAX, sid);
 	IT_CHECK(it_json_int(r.json, "revision", -1) == 1, "revision is not 1: %s", r.body);
 	IT_CHECK(it_is_sha256_ref(it_json_str(r.json, "content_hash")),
 		 "content_hash is not sha256:<hex>: %s", r.body);
@@ -249,8 +249,8 @@ void derive(const char *token, const char *kind, json_t *from, const char *conte
 	post_derivative(token, kind, from, content, &r);
 	IT_STATUS(&r, 201);
 	const char *did = it_json_str(r.json, "derivative_id");
-	IT_CHECK(has_prefix_hex(did, "drv_"), "derivative_id is not drv_ + 32 hex: %s", r.body);
-	copy_str(id, ID_MAX, did);
+	IT_CHECK(it_has_prefix_hex(did, "drv_"), "derivative_id is not drv_ + 32 hex: %s", r.body);
+	it_copy_str(id, ID_MAX, did);
 	IT_CHECK(it_json_str_is(r.json, "kind", kind), "kind is not %s: %s", kind, r.body);
 	IT_CHECK(it_json_int(r.json, "revision", -1) == 1, "revision is not 1: %s", r.body);
 	IT_CHECK(json_equal(json_object_get(r.json, "provenance"), want),
@@ -285,8 +285,8 @@ void assent_grant(const char *token, const char *owner, const char *identity,
 	assent_post(token, owner, identity, expires_at, &r);
 	IT_STATUS(&r, 201);
 	const char *aid = it_json_str(r.json, "assent_id");
-	IT_CHECK(has_prefix_hex(aid, "asn_"), "assent_id is not asn_ + 32 hex: %s", r.body);
-	copy_str(id, ID_MAX, aid);
+	IT_CHECK(it_has_prefix_hex(aid, "asn_"), "assent_id is not asn_ + 32 hex: %s", r.body);
+	it_copy_str(id, ID_MAX, aid);
 	IT_CHECK(it_json_str_is(r.json, "owner", owner) &&
 		     it_json_str_is(r.json, "source_identity", identity) &&
 		     it_json_int(r.json, "revision", -1) == 1 &&

@@ -110,7 +110,7 @@ void check_context_shape(const json_t *j, const char *raw)
 			     it_json_str_is(it, "trust", "untrusted_advisory"),
 			 "context item %zu: %s", i, raw);
 	}
-	IT_CHECK(has_prefix_hex(it_json_str(rc, "receipt_id"), "lrc_"),
+	IT_CHECK(it_has_prefix_hex(it_json_str(rc, "receipt_id"), "lrc_"),
 		 "receipt_id is not lrc_ + 32 hex: %s", raw);
 	IT_CHECK(it_json_str_is(rc, "event_type", "context.load"), "event_type: %s", raw);
 	IT_CHECK(json_is_false(json_object_get(rc, "claims_usefulness")),
@@ -134,7 +134,7 @@ void check_context_shape(const json_t *j, const char *raw)
 json_t *retrieve_ok(enum endpoint e, const char *token, json_t *body)
 {
 	char query[1100];
-	copy_str(query, sizeof query, it_json_str(body, "query"));
+	it_copy_str(query, sizeof query, it_json_str(body, "query"));
 	struct it_resp r;
 	retrieve(e, token, body, &r);
 	IT_STATUS(&r, 200);
