@@ -18,13 +18,6 @@ static const char *const all_but_admin =
     "providers:admin,decision_context.read,semantic_preferences:use,envelopes:read,"
     "envelopes:write,audit:read,events:read";
 
-char *mode_path(const char *thread)
-{
-	char buf[512];
-	snprintf(buf, sizeof buf, "/v1/threads/%s/memory-mode", thread);
-	return strdup(buf);
-}
-
 int group_setup(void **state)
 {
 	(void)state;

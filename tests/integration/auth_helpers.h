@@ -14,9 +14,6 @@ extern char *reader_a; /* CLI token, scopes memory:read */
 extern char *madmin_a; /* CLI token, every scope but admin */
 extern char *admin_b;  /* CLI token of another tenant */
 
-/* new: "/v1/threads/<thread>/memory-mode" */
-char *mode_path(const char *thread);
-
 /* cmocka group setup and teardown: start srv and make the tenants and tokens; stop srv and
  * free them. */
 int group_setup(void **state);

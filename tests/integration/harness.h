@@ -208,6 +208,8 @@ char *it_token(const char *tenant, const char *scopes, const char *name);
 char *it_unique(const char *prefix);
 /* new: exactly n bytes of text: prefix (cut at n), then filler words. */
 char *it_text_of(const char *prefix, size_t n);
+/* new: "/v1/threads/<thread>/memory-mode" */
+char *it_mode_path(const char *thread);
 /* Copies src into dst[n]; fails the running test when src is NULL or does not fit. */
 void it_copy_str(char *dst, size_t n, const char *src);
 /* id is prefix followed by exactly 32 lowercase hex digits. */

@@ -189,3 +189,10 @@ bool it_has_prefix_hex(const char *id, const char *prefix)
 	}
 	return true;
 }
+
+char *it_mode_path(const char *thread)
+{
+	char buf[512];
+	snprintf(buf, sizeof buf, "/v1/threads/%s/memory-mode", thread);
+	return xstrdup(buf);
+}

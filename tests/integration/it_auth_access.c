@@ -93,7 +93,7 @@ static void test_403_missing_scope(void **state)
 	(void)state;
 	struct it_resp r;
 	char *thread = it_unique("thr");
-	char *path = mode_path(thread);
+	char *path = it_mode_path(thread);
 
 	/* memory:read may read a thread's mode ... */
 	it_request(&srv, "GET", path, reader_a, NULL, NULL, &r);
@@ -150,7 +150,7 @@ static void test_admin_implies_all(void **state)
 	(void)state;
 	struct it_resp r;
 	char *thread = it_unique("thr");
-	char *path = mode_path(thread);
+	char *path = it_mode_path(thread);
 	char audit[512];
 	snprintf(audit, sizeof audit, "/v1/audit?resource_type=thread&resource_id=%s", thread);
 

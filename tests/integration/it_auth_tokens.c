@@ -53,7 +53,7 @@ static void test_token_lifecycle(void **state)
 	struct it_resp r;
 	char *name = it_unique("tok");
 	char *thread = it_unique("thr");
-	char *path = mode_path(thread);
+	char *path = it_mode_path(thread);
 
 	create_token(admin_a, name, "[\"memory:read\",\"memory:admin\"]", &r);
 	IT_STATUS(&r, 201);

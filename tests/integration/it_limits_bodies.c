@@ -26,7 +26,7 @@
 static char *fresh_path(void)
 {
 	char *t = it_unique("lim");
-	char *p = mode_path(t);
+	char *p = it_mode_path(t);
 	free(t);
 	return p;
 }

@@ -31,7 +31,7 @@ static void test_thread_id_pattern(void **state)
 	id129[129] = '\0';
 	const char *bad[] = {"-bad", ".bad", "_bad", "a@b", "a%20b", "%C3%A9t%C3%A9", id129};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-		char *path = mode_path(bad[i]);
+		char *path = it_mode_path(bad[i]);
 		struct it_resp r;
 		it_request(&srv, "GET", path, admin, NULL, NULL, &r);
 		if (r.status != 422)
@@ -54,7 +54,7 @@ static void test_thread_id_pattern(void **state)
 	memcpy(id128 + 1, uniq, strlen(uniq)); /* unique per run, still 128 chars */
 	const char *good[] = {id128, good2};
 	for (size_t i = 0; i < 2; i++) {
-		char *path = mode_path(good[i]);
+		char *path = it_mode_path(good[i]);
 		struct it_resp r;
 		it_request(&srv, "GET", path, admin, NULL, NULL, &r);
 		IT_STATUS(&r, 200);

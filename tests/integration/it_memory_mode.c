@@ -26,13 +26,6 @@ static char *admin_a, *admin_b;
 static char *reader_a;
 static char *thread_a; /* written by tenant A only */
 
-static char *mode_path(const char *thread)
-{
-	char buf[512];
-	snprintf(buf, sizeof buf, "/v1/threads/%s/memory-mode", thread);
-	return strdup(buf);
-}
-
 static char *audit_path(const char *thread, const char *extra)
 {
 	char buf[768];
@@ -45,7 +38,7 @@ static void put_mode(const char *token, const char *thread, long long expected, 
 		     const char *const *headers, struct it_resp *r)
 {
 	char body[128];
-	char *path = mode_path(thread);
+	char *path = it_mode_path(thread);
 	snprintf(body, sizeof body, "{\"expected_revision\":%lld,\"mode\":\"%s\"}", expected, mode);
 	it_request(&srv, "PUT", path, token, body, headers, r);
 	free(path);
@@ -53,7 +46,7 @@ static void put_mode(const char *token, const char *thread, long long expected, 
 
 static void get_mode(const char *token, const char *thread, struct it_resp *r)
 {
-	char *path = mode_path(thread);
+	char *path = it_mode_path(thread);
 	it_request(&srv, "GET", path, token, NULL, NULL, r);
 	free(path);
 }
@@ -332,7 +325,7 @@ static void run_race(const char *thread, long long from)
 	struct racer racers[RACERS];
 	pthread_t tids[RACERS];
 	pthread_barrier_t barrier;
-	char *path = mode_path(thread);
+	char *path = it_mode_path(thread);
 	assert_int_equal(pthread_barrier_init(&barrier, NULL, RACERS), 0);
 	for (int i = 0; i < RACERS; i++) {
 		memset(&racers[i], 0, sizeof racers[i]);

@@ -11,13 +11,6 @@ char *tenant;
 char *admin;
 char *reader;
 
-char *mode_path(const char *thread)
-{
-	char buf[512];
-	snprintf(buf, sizeof buf, "/v1/threads/%s/memory-mode", thread);
-	return strdup(buf);
-}
-
 int group_setup(void **state)
 {
 	(void)state;

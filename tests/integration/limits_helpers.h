@@ -12,9 +12,6 @@ extern char *tenant;
 extern char *admin;  /* CLI token, scopes admin, name it-admin */
 extern char *reader; /* CLI token, scopes memory:read, name it-reader */
 
-/* new: "/v1/threads/<thread>/memory-mode" */
-char *mode_path(const char *thread);
-
 /* cmocka group setup and teardown: start srv and make the tenant and tokens; stop srv and
  * free them. */
 int group_setup(void **state);
