@@ -229,7 +229,6 @@ static void set_cancel(struct db_pool *p, struct db_conn *c, PGconn *pg)
 /* (Re)connects c. */
 static bool connect_conn(struct db_pool *p, struct db_conn *c, struct db_error *err)
 {
-	set_cancel(p, c, NULL);
 	if (c->pg)
 		PQfinish(c->pg);
 	c->nprepared = 0;

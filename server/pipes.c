@@ -293,9 +293,7 @@ void pipes_get_stats(struct pipes_stats *out)
 	*out = (struct pipes_stats){0, 0, atomic_load(&pp.total)};
 	for (int i = 0; i < PIPES_COUNT; i++) {
 		struct slot *s = &pp.slots[i];
-		pthread_mutex_lock(&s->mu);
-		out->connected += s->db != NULL && !s->broken;
-		pthread_mutex_unlock(&s->mu);
+		out->connected += atomic_load(&s->up);
 		out->waiting += atomic_load(&s->waiting);
 	}
 }

@@ -80,7 +80,7 @@ struct request {
 	long long pipe_sent_ms;
 	enum rg_status pipe_st;
 	PGresult *pipe_res;
-		struct clients_ticket client; /* counted in flight for its forwarded client */
+	struct clients_ticket client; /* counted in flight for its forwarded client */
 	struct router_match match; /* large: keep it last */
 };
 
