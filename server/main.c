@@ -25,7 +25,7 @@
 
 static const char usage[] =
 	"usage: recallgate serve | migrate | token create --tenant T --scopes a,b [--name N] | "
-	"version | help\n";
+	"health | version | help\n";
 
 static const char commands[] =
 	"commands:\n"
@@ -34,6 +34,9 @@ static const char commands[] =
 	"  token create --tenant T --scopes a,b [--name N]\n"
 	"                 create a bearer token of tenant T (name default: cli);\n"
 	"                 prints the token alone on stdout, once\n"
+	"  health         exit 0 when the server at RECALLGATE_ADDR answers GET /readyz with 200,\n"
+	"                 else 1 (the container's HEALTHCHECK; a wildcard host is probed on\n"
+	"                 127.0.0.1)\n"
 	"  version        print the version (also --version)\n"
 	"  help           print this help (also --help, -h)\n";
 
@@ -182,6 +185,57 @@ static void raise_fd_limit(const struct rg_config *cfg)
 			 (unsigned long long)lim.rlim_cur, (unsigned long long)want);
 }
 
+static size_t discard_body(char *data, size_t size, size_t n, void *user)
+{
+	(void)data;
+	(void)user;
+	return size * n;
+}
+
+/* GET /readyz at the listen address, for a container's HEALTHCHECK or a Kubernetes exec probe
+ * (the image then needs no curl). /readyz, not /healthz: it is 503 while the database is down
+ * or unmigrated and while the server drains. DATABASE_URL is not needed. */
+static int cmd_health(void)
+{
+	enum { HEALTH_TIMEOUT_MS = 2000 };
+	struct rg_config cfg;
+	int rc = load_config(&cfg, false);
+	if (rc)
+		return rc;
+	const char *host = cfg.host;
+	if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0 || host[0] == '\0')
+		host = "127.0.0.1"; /* [::] serves IPv4 too */
+	bool v6 = strchr(host, ':') != NULL;
+	char url[sizeof cfg.host + 32];
+	snprintf(url, sizeof url, "http://%s%s%s:%u/readyz", v6 ? "[" : "", host, v6 ? "]" : "",
+		 cfg.port);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	CURL *curl = curl_easy_init();
+	long status = 0;
+	CURLcode res = CURLE_FAILED_INIT;
+	if (curl != NULL) {
+		curl_easy_setopt(curl, CURLOPT_URL, url);
+		curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
+		curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)HEALTH_TIMEOUT_MS);
+		curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard_body);
+		res = curl_easy_perform(curl);
+		if (res == CURLE_OK)
+			curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+		curl_easy_cleanup(curl);
+	}
+	curl_global_cleanup();
+	if (res != CURLE_OK) {
+		fprintf(stderr, "recallgate: %s: %s\n", url, curl_easy_strerror(res));
+		return 1;
+	}
+	if (status != 200) {
+		fprintf(stderr, "recallgate: %s answered %ld\n", url, status);
+		return 1;
+	}
+	return 0;
+}
+
 static int cmd_serve(void)
 {
 	struct rg_config cfg;
@@ -258,6 +312,8 @@ int main(int argc, char **argv)
 		return cmd_serve();
 	if (strcmp(argv[1], "migrate") == 0 && argc == 2)
 		return cmd_migrate();
+	if (strcmp(argv[1], "health") == 0 && argc == 2)
+		return cmd_health();
 	if ((strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
 	     strcmp(argv[1], "-h") == 0) && argc == 2)
 		return cmd_help();

@@ -6,6 +6,8 @@
 #                         under DIR and export DATABASE_URL, RG_PG_STOP_CMD, RG_PG_START_CMD
 #   rg_pg_stop DIR        stop that cluster (fast shutdown); leaves DIR in place
 #   rg_free_port          print a free TCP port on 127.0.0.1
+#   rg_clean_clone DEST   clone this checkout's HEAD into DEST with the working tree's
+#                         uncommitted changes laid over it (what is about to be committed)
 #
 # Layout of a cluster directory DIR (owned by the postgres OS user when run as root):
 #   DIR/data      the cluster (initdb -E UTF8 --no-locale, superuser "postgres", trust auth
@@ -85,6 +87,17 @@ rg_free_port() {
   done
   rg_log "error: no free TCP port found"
   return 1
+}
+
+# rg_clean_clone DEST: a clone of $RG_ROOT's HEAD in DEST (which must not exist), with the
+# working tree's tracked changes, deletions and new files that git does not ignore laid over
+# it. On a CI checkout that is exactly HEAD; nothing ignored (.data/, build*/) comes along.
+rg_clean_clone() {
+  local dest=${1:?rg_clean_clone DEST}
+  git clone -q --no-hardlinks "$RG_ROOT" "$dest" || return 1
+  (cd "$RG_ROOT" && git ls-files -z -m -o --exclude-standard | tar --null -T - -cf -) |
+    tar -C "$dest" -xf - || return 1
+  (cd "$RG_ROOT" && git ls-files -z -d) | (cd "$dest" && xargs -0 -r rm -f --)
 }
 
 # Make every ancestor of $1 traversable by the postgres OS user (o+x), only where it is

@@ -101,7 +101,8 @@ static void test_help(void **state)
 	(void)state;
 	static const char *const spellings[] = {"--help", "-h", "help"};
 	static const char *const shown[] = {
-	    "serve", "migrate", "token create --tenant T --scopes a,b [--name N]", "version",
+	    "serve", "migrate", "token create --tenant T --scopes a,b [--name N]", "health",
+	    "version",
 	    "DATABASE_URL (no default)", "RECALLGATE_ADDR=127.0.0.1:8080",
 	    "RECALLGATE_CONNECTION_TIMEOUT=30", "RECALLGATE_CORS_ORIGINS=\n",
 	    "RECALLGATE_DB_ACQUIRE_TIMEOUT_MS=2000", "RECALLGATE_DB_POOL=8",
@@ -296,6 +297,47 @@ static void test_configuration_edges_accepted(void **state)
 }
 
 /* a well-formed DATABASE_URL that cannot be reached still serves: live, not ready */
+/* `recallgate health` at port on host (the image's HEALTHCHECK), without DATABASE_URL: its
+ * exit status, and its stderr is one line holding `says` when it fails */
+static void expect_health(const char *host, int port, int want_status, const char *says)
+{
+	char addr[96];
+	snprintf(addr, sizeof addr, "RECALLGATE_ADDR=%s:%d", host, port);
+	const char *args[] = {"health", NULL};
+	const char *env[] = {"DATABASE_URL", addr, NULL};
+	struct it_proc p;
+	IT_CHECK(it_run(args, env, 15, &p) == 0, "could not run recallgate");
+	if (p.status != want_status)
+		show(addr, &p);
+	IT_CHECK(p.status == want_status, "health at %s: exit %d, expected %d", addr, p.status,
+		 want_status);
+	if (want_status == 0)
+		IT_CHECK(p.err_len == 0 && p.out_len == 0, "health at %s printed %s%s", addr, p.out,
+			 p.err);
+	else
+		IT_CHECK(count_lines(p.err, p.err_len) == 1 && strstr(p.err, says),
+			 "health at %s: stderr does not say %s in one line: %s", addr, says, p.err);
+	it_proc_free(&p);
+}
+
+/* health: exit 0 on /readyz 200 (a wildcard is probed on loopback), 1 when nothing listens
+ * or /readyz is not 200 (test_unreachable_database_starts), 2 for a bad address */
+static void test_health(void **state)
+{
+	(void)state;
+	struct it_server s;
+	IT_CHECK(it_server_start(&s, NULL) == 0, "serve did not start");
+	expect_health("127.0.0.1", s.port, 0, NULL);
+	expect_health("0.0.0.0", s.port, 0, NULL);
+	IT_CHECK(it_server_stop(&s) == 0, "no clean exit after SIGTERM");
+	expect_health("127.0.0.1", s.port, 1, "/readyz");
+	const char *args[] = {"health", NULL};
+	const char *bad[] = {"RECALLGATE_ADDR=127.0.0.1", NULL};
+	expect_usage_error_saying("health with a bad address", args, bad, "RECALLGATE_ADDR", NULL);
+	const char *extra[] = {"health", "now", NULL};
+	expect_usage_error("health with an argument", extra, NULL);
+}
+
 static void test_unreachable_database_starts(void **state)
 {
 	(void)state;
@@ -309,6 +351,7 @@ static void test_unreachable_database_starts(void **state)
 	IT_CHECK(r.status == 503 && it_json_str_is(r.json, "reason", "database_unavailable"),
 		 "/readyz with an unreachable database: %ld %s", r.status, r.body);
 	it_resp_free(&r);
+	expect_health("127.0.0.1", s.port, 1, "answered 503");
 	IT_CHECK(it_server_stop(&s) == 0, "no clean exit after SIGTERM");
 }
 
@@ -403,6 +446,7 @@ int main(void)
 	    cmocka_unit_test(test_usage_errors),
 	    cmocka_unit_test(test_configuration_errors),
 	    cmocka_unit_test(test_configuration_edges_accepted),
+	    cmocka_unit_test(test_health),
 	    cmocka_unit_test(test_unreachable_database_starts),
 	    cmocka_unit_test(test_ipv6_addresses),
 	    cmocka_unit_test(test_token_create),
