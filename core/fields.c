@@ -11,6 +11,10 @@
 
 void core_fields_error(json_t *errors, const char *field, const char *reason)
 {
+	/* one past the cap tells core_problem_new to say errors_truncated; the rest would only
+	 * cost memory for entries no answer carries */
+	if (json_array_size(errors) > RG_MAX_ERRORS)
+		return;
 	json_array_append_new(errors, json_pack("{s:s, s:s}", "field", field, "reason", reason));
 }
 

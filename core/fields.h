@@ -67,7 +67,8 @@ enum rg_problem core_fields_check_body(const json_t *body, const struct field_sp
 #define FIELDS_REASON_UTC "must be an RFC 3339 timestamp in UTC (ending in Z)"
 #define FIELDS_REASON_FUTURE "must be in the future"
 
-/* Appends {field, reason} to errors. */
+/* Appends {field, reason} to errors, unless it already holds more than RG_MAX_ERRORS
+ * (core/problem.h): the answer keeps only that many. */
 void core_fields_error(json_t *errors, const char *field, const char *reason);
 
 #endif

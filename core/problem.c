@@ -62,8 +62,15 @@ json_t *core_problem_new(enum rg_problem p, const char *detail, const char *requ
 				"request_id", request_id ? request_id : "");
 	if (doc == NULL)
 		return NULL;
-	if (errors && json_array_size(errors) > 0)
+	if (errors && json_array_size(errors) > RG_MAX_ERRORS) {
+		json_t *kept = json_array();
+		for (size_t i = 0; kept && i < RG_MAX_ERRORS; i++)
+			json_array_append(kept, json_array_get(errors, i));
+		json_object_set_new(doc, "errors", kept);
+		json_object_set_new(doc, "errors_truncated", json_true());
+	} else if (errors && json_array_size(errors) > 0) {
 		json_object_set(doc, "errors", errors);
+	}
 	if (current_revision >= 0)
 		json_object_set_new(doc, "current_revision", json_integer(current_revision));
 	else if (current_revision == PROBLEM_NULL_REVISION)

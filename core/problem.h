@@ -93,9 +93,15 @@ enum rg_problem core_problem_from_code(const char *code);
 #define PROBLEM_NO_REVISION (-1LL)   /* the member is omitted */
 #define PROBLEM_NULL_REVISION (-2LL) /* "current_revision": null (a never-written resource) */
 
-/* Builds {type, title, status, detail, code, request_id[, errors][, current_revision]}
- * with the status of p. detail: NULL for p's default detail. errors: borrowed, may be NULL
- * or empty (then omitted). Returns a new reference (NULL for PROBLEM_NONE). */
+/* errors[] holds at most this many entries, in body order; past it the problem says
+ * "errors_truncated": true (API.md §0), so an answer is never much larger than its request.
+ * core_fields_error keeps one more than this, so that the problem knows it was cut. */
+#define RG_MAX_ERRORS 20
+
+/* Builds {type, title, status, detail, code, request_id[, errors[, errors_truncated]]
+ * [, current_revision]} with the status of p. detail: NULL for p's default detail. errors:
+ * borrowed, may be NULL or empty (then omitted); its first RG_MAX_ERRORS entries are kept.
+ * Returns a new reference (NULL for PROBLEM_NONE). */
 json_t *core_problem_new(enum rg_problem p, const char *detail, const char *request_id,
 			 json_t *errors, long long current_revision);
 

@@ -116,8 +116,8 @@ static const char problem_out[] =
 	"{\"type\":\"object\",\"required\":[\"type\",\"title\",\"status\",\"detail\",\"code\","
 	"\"request_id\"],\"properties\":{\"type\":" S_STR ",\"title\":" S_STR ",\"status\":" S_INT
 	",\"detail\":" S_STR ",\"code\":" S_STR ",\"request_id\":" S_STR ",\"errors\":{\"type\":"
-	"\"array\",\"items\":{\"type\":\"object\",\"required\":[\"field\",\"reason\"]}},"
-	"\"current_revision\":" S_INT_OR_NULL "}}";
+	"\"array\",\"maxItems\":20,\"items\":{\"type\":\"object\",\"required\":[\"field\","
+	"\"reason\"]}},\"errors_truncated\":" S_BOOL ",\"current_revision\":" S_INT_OR_NULL "}}";
 
 /* What every refusal looks like, for the descriptions. */
 #define REFUSALS                                                                             \

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -140,6 +141,56 @@ static bool framing_on_log(const char *fmt)
 		 code == PROBLEM_INVALID_REQUEST ? "is not a number" : "overflows",
 		 core_problem_status(code), sent ? "" : ", answer not sent");
 	return true;
+}
+
+/* How a request frames its body: its Content-Length headers, and its Transfer-Encoding
+ * headers with whether each is exactly the one coding we accept. */
+struct body_framing {
+	unsigned lengths;
+	unsigned encodings;
+	bool only_chunked; /* every Transfer-Encoding header is "chunked" alone */
+};
+
+/* "chunked", case-insensitive, with optional whitespace around it (RFC 9110 §5.6.3) */
+static bool is_chunked_alone(const char *v)
+{
+	while (*v == ' ' || *v == '\t')
+		v++;
+	if (strncasecmp(v, "chunked", 7) != 0)
+		return false;
+	for (v += 7; *v == ' ' || *v == '\t'; v++)
+		;
+	return *v == '\0';
+}
+
+/* Counts into *(struct body_framing *)cls. Two lengths make the body's length ambiguous (a
+ * request smuggling vector behind a proxy); a coding list other than "chunked" alone is one
+ * libmicrohttpd cannot decode, and it would wait for the body until the idle timeout. */
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+				     const char *value)
+{
+	struct body_framing *f = cls;
+	(void)kind;
+	if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+		f->lengths++;
+	} else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+		f->only_chunked = (f->encodings == 0 || f->only_chunked) && is_chunked_alone(value);
+		f->encodings++;
+	}
+	return MHD_YES;
+}
+
+const char *framing_refusal(struct MHD_Connection *conn)
+{
+	struct body_framing framing = {0}, *f = &framing;
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_framing, f);
+	if (f->lengths > 1)
+		return "Conflicting Content-Length headers.";
+	if (f->lengths > 0 && f->encodings > 0)
+		return "Content-Length and Transfer-Encoding together.";
+	if (f->encodings > 1 || (f->encodings == 1 && !f->only_chunked))
+		return "Transfer-Encoding must be chunked alone.";
+	return NULL;
 }
 
 /* libmicrohttpd's messages, without the request's text: its strings (a URL, a header's

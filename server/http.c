@@ -109,18 +109,6 @@ static bool append_body(struct request *r, const char *data, size_t len)
 	return true;
 }
 
-/* Counts Content-Length headers into *(unsigned *)cls: two of them make the body's length
- * ambiguous (a request smuggling vector behind a proxy). */
-static enum MHD_Result count_content_length(void *cls, enum MHD_ValueKind kind, const char *key,
-					    const char *value)
-{
-	(void)kind;
-	(void)value;
-	if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
-		(*(unsigned *)cls)++;
-	return MHD_YES;
-}
-
 /* The request's end: its metrics and access log line (when it was answered), then it is freed.
  * NULL is fine. */
 static void request_done(struct request *r)
@@ -262,17 +250,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		 * no route (404/405), a missing or bad token (401), a declared length over the cap
 		 * (413), or an ambiguous length. */
 		const char *cl = header(conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
-		unsigned lengths = 0;
-		MHD_get_connection_values(conn, MHD_HEADER_KIND, count_content_length, &lengths);
-		/* Framing the body two ways is the request-smuggling shape (RFC 9112 §6.1): refuse
-		 * it and close, so that nothing after it on the connection is read as a request. */
-		if (lengths > 1 || (cl && header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING))) {
+		/* Framing the body two ways is the request-smuggling shape, and a coding we cannot
+		 * decode leaves the body's end unknown (RFC 9112 §6.1, §6.3): refuse it at once
+		 * and close, so that nothing after it on the connection is read as a request. */
+		const char *refusal = framing_refusal(conn);
+		if (refusal != NULL) {
 			r->close = true;
-			(void)reply_problem(
-				r, PROBLEM_INVALID_REQUEST,
-				lengths > 1 ? "Conflicting Content-Length headers."
-					    : "Content-Length and Transfer-Encoding together.",
-				NULL, -1, NULL);
+			(void)reply_problem(r, PROBLEM_INVALID_REQUEST, refusal, NULL, -1, NULL);
 			return reply_flush(r);
 		}
 		if (strcmp(version, MHD_HTTP_VERSION_1_1) == 0 && header(conn, "Host") == NULL) {

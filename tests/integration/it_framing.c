@@ -1,8 +1,8 @@
 /*
  * it_framing — HTTP framing answers (API.md §0 "HTTP framing", issue 10 item 4), over raw
  * sockets because a client library would refuse to send most of these:
- *   - Content-Length with Transfer-Encoding, or two Content-Lengths → 400 invalid_request and
- *     the connection closed;
+ *   - Content-Length with Transfer-Encoding, two Content-Lengths, or a Transfer-Encoding other
+ *     than exactly "chunked" → 400 invalid_request and the connection closed, at once;
  *   - a Content-Length that is not a number → one well-formed 400 invalid_request, one that
  *     overflows 64 bits → 413 payload_too_large (libmicrohttpd 0.9.75 would send its own
  *     status line twice), closed, and nothing written; also while other connections on the
@@ -132,6 +132,34 @@ static void test_ambiguous_length(void **state)
 	    &a);
 	expect_problem(&a, 400, "invalid_request", "two Content-Length headers");
 	IT_CHECK(a.closed, "two Content-Lengths did not close the connection");
+}
+
+/* A Transfer-Encoding other than exactly "chunked" is answered at once with 400 and a close
+ * (RFC 9112 §6.3), never left waiting for a body whose end cannot be known; "chunked" in any
+ * case, with whitespace around it, is a body like any other */
+static void test_transfer_codings(void **state)
+{
+	(void)state;
+	static const char *const refused[] = {
+	    "Transfer-Encoding: gzip, chunked\r\n", "Transfer-Encoding: xchunked\r\n",
+	    "Transfer-Encoding: chunked, gzip\r\n", "Transfer-Encoding: identity\r\n",
+	    "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
+	    "Transfer-Encoding: \r\n"};
+	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+		char req[256];
+		snprintf(req, sizeof req, "POST /v1/tokens HTTP/1.1\r\nHost: x\r\n%s\r\n2\r\n{}\r\n",
+			 refused[i]);
+		struct raw_answer a;
+		raw(req, &a);
+		expect_problem(&a, 400, "invalid_request", refused[i]);
+		IT_CHECK(head_has(&a, "Connection: close") && a.closed,
+			 "%s: the connection was not closed:\n%s", refused[i], a.head);
+	}
+	struct raw_answer a;
+	raw("POST /v1/tokens HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:  Chunked \r\n\r\n"
+	    "2\r\n{}\r\n0\r\n\r\n",
+	    &a);
+	expect_problem(&a, 401, "unauthenticated", "a chunked body without a token");
 }
 
 /* One answer: a single status line, nothing after the body. */
@@ -366,6 +394,7 @@ int main(void)
 		return 1;
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ambiguous_length),
+	    cmocka_unit_test(test_transfer_codings),
 	    cmocka_unit_test(test_malformed_length),
 	    cmocka_unit_test(test_malformed_length_among_others),
 	    cmocka_unit_test(test_host_required_on_http11),

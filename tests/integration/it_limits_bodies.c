@@ -383,6 +383,55 @@ static void test_unknown_fields(void **state)
 	free(path);
 }
 
+/* new: a PUT memory-mode body with n unknown fields ("u0" ... "u<n-1>") after the valid ones */
+static char *unknown_fields_body(size_t n)
+{
+	size_t cap = 64 + n * 16;
+	char *b = malloc(cap);
+	assert_non_null(b);
+	int k = snprintf(b, cap, "{\"expected_revision\":0,\"mode\":\"enabled\"");
+	for (size_t i = 0; i < n; i++)
+		k += snprintf(b + k, cap - (size_t)k, ",\"u%zu\":0", i);
+	snprintf(b + k, cap - (size_t)k, "}");
+	return b;
+}
+
+/* errors[] holds at most 20 entries in body order; the 21st makes errors_truncated true
+ * (API.md §0), so 90,000 unknown fields in ~1 MB get an answer under 64 KiB, also for a token
+ * without the route's scope (the body is checked first) */
+static void test_errors_capped(void **state)
+{
+	(void)state;
+	char *path = fresh_path();
+	static const size_t counts[] = {20, 21, 90000};
+	for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+		char *body = unknown_fields_body(counts[c]);
+		for (int who = 0; who < 2; who++) {
+			struct it_resp r;
+			it_request(&srv, "PUT", path, who ? reader : admin, body, NULL, &r);
+			IT_PROBLEM(&r, 422, "unknown_field");
+			json_t *errors = json_object_get(r.json, "errors");
+			IT_CHECK(json_array_size(errors) == 20, "%zu unknown fields: %zu errors[]",
+				 counts[c], json_array_size(errors));
+			IT_CHECK(it_json_str_is(json_array_get(errors, 0), "field", "u0") &&
+					 it_json_str_is(json_array_get(errors, 19), "field", "u19"),
+				 "errors[] is not in body order: %s", r.body);
+			json_t *cut = json_object_get(r.json, "errors_truncated");
+			if (counts[c] == 20)
+				IT_CHECK(cut == NULL, "20 errors say errors_truncated: %s", r.body);
+			else
+				IT_CHECK(json_is_true(cut), "%zu errors without errors_truncated",
+					 counts[c]);
+			IT_CHECK(r.body_len < 65536, "%zu unknown fields (%zu bytes): a %zu-byte answer",
+				 counts[c], strlen(body), r.body_len);
+			it_resp_free(&r);
+		}
+		free(body);
+	}
+	expect_revision(path, 0);
+	free(path);
+}
+
 static void test_field_validation(void **state)
 {
 	(void)state;
@@ -469,6 +518,7 @@ int main(void)
 	    cmocka_unit_test(test_unparseable_bodies),
 	    cmocka_unit_test(test_non_object_bodies),
 	    cmocka_unit_test(test_unknown_fields),
+	    cmocka_unit_test(test_errors_capped),
 	    cmocka_unit_test(test_field_validation),
 	    cmocka_unit_test(test_content_type),
 	};

@@ -412,6 +412,40 @@ static void test_tools_by_scope(void **state)
 	it_resp_free(&r);
 }
 
+/* a tool call's errors[] is capped like /v1's: 20 entries, then errors_truncated (API.md §0);
+ * in the structured problem and in its text copy alike */
+static void test_errors_capped(void **state)
+{
+	(void)state;
+	const char *v[] = {"MCP-Protocol-Version: 2025-11-25", NULL};
+	for (int n = 20; n <= 21; n++) {
+		char body[MAX_BODY];
+		int k = snprintf(body, sizeof body,
+				 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+				 "\"params\":{\"name\":\"audit_verify\",\"arguments\":{");
+		for (int i = 0; i < n; i++)
+			k += snprintf(body + k, sizeof body - (size_t)k, "%s\"u%d\":0", i ? "," : "", i);
+		snprintf(body + k, sizeof body - (size_t)k, "}}}");
+		struct it_resp r;
+		post(admin, body, v, &r);
+		IT_STATUS(&r, 200);
+		json_t *res = json_object_get(r.json, "result");
+		json_t *problem = json_object_get(res, "structuredContent");
+		IT_CHECK(it_json_str_is(problem, "code", "unknown_field") &&
+				 json_array_size(json_object_get(problem, "errors")) == 20,
+			 "%d unknown arguments: %.400s", n, r.body);
+		json_t *text = json_object_get(json_array_get(json_object_get(res, "content"), 0), "text");
+		json_t *copy = json_loads(json_string_value(text), 0, NULL);
+		IT_CHECK(json_equal(copy, problem), "the text is not the structured problem: %.400s",
+			 r.body);
+		json_decref(copy);
+		json_t *cut = json_object_get(problem, "errors_truncated");
+		IT_CHECK(n == 20 ? cut == NULL : json_is_true(cut), "%d errors: errors_truncated %s", n,
+			 cut ? "present" : "absent");
+		it_resp_free(&r);
+	}
+}
+
 static const char hung_body[] =
 	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
 	"\"decision_context_retrieve\",\"arguments\":{\"extension_id\":\"mcp-slow\","
@@ -516,6 +550,7 @@ int main(void)
 		cmocka_unit_test(test_batch_pays_rate_limit),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_tools_by_scope),
+		cmocka_unit_test(test_errors_capped),
 		cmocka_unit_test(test_provider_tool_holds_no_worker),
 	};
 	int rc = cmocka_run_group_tests_name("it_mcp", tests, group_setup, group_teardown);

@@ -3,6 +3,7 @@
 
 #include <jansson.h>
 
+#include "core/fields.h"
 #include "core/problem.h"
 
 static const char *str(const json_t *p, const char *key)
@@ -145,6 +146,38 @@ static void test_errors_only_when_non_empty(void **state)
 	json_decref(p);
 }
 
+/* errors[] keeps RG_MAX_ERRORS (20) entries in order; one more makes errors_truncated true;
+ * core_fields_error stops collecting one past the cap */
+static void test_errors_capped(void **state)
+{
+	(void)state;
+	for (size_t n = RG_MAX_ERRORS; n <= RG_MAX_ERRORS + 1; n++) {
+		json_t *errors = json_array();
+		char field[16];
+		for (size_t i = 0; i < n; i++) {
+			snprintf(field, sizeof field, "f%zu", i);
+			core_fields_error(errors, field, "must be known");
+		}
+		assert_int_equal(json_array_size(errors), n);
+		json_t *p = core_problem_new(PROBLEM_UNKNOWN_FIELD, NULL, "r", errors, -1);
+		json_t *got = json_object_get(p, "errors");
+		assert_int_equal(json_array_size(got), RG_MAX_ERRORS);
+		assert_string_equal(json_string_value(json_object_get(json_array_get(got, 19), "field")),
+				    "f19");
+		if (n == RG_MAX_ERRORS)
+			assert_null(json_object_get(p, "errors_truncated"));
+		else
+			assert_true(json_is_true(json_object_get(p, "errors_truncated")));
+		json_decref(p);
+		json_decref(errors);
+	}
+	json_t *errors = json_array();
+	for (int i = 0; i < 1000; i++)
+		core_fields_error(errors, "f", "must be known");
+	assert_int_equal(json_array_size(errors), RG_MAX_ERRORS + 1);
+	json_decref(errors);
+}
+
 static void test_current_revision_only_when_not_negative(void **state)
 {
 	(void)state;
@@ -195,6 +228,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shape),
+		cmocka_unit_test(test_errors_capped),
 		cmocka_unit_test(test_contract_codes),
 		cmocka_unit_test(test_every_code_has_its_own_title),
 		cmocka_unit_test(test_detail_defaults_to_the_codes),
