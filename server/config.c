@@ -59,6 +59,10 @@ static const struct cfg_entry {
 	 offsetof(struct rg_config, max_streams),
 	 "event streams (GET /v1/events) open at once, over it 503 too_many_streams; an idle one "
 	 "holds no thread and no database connection"},
+	{"RECALLGATE_MAX_STREAMS_PER_TENANT", CFG_UINT, 0, 65535, "0",
+	 offsetof(struct rg_config, max_streams_per_tenant),
+	 "event streams one tenant may hold open at once on this instance, over it 503 "
+	 "too_many_streams; 0: a quarter of RECALLGATE_MAX_STREAMS, at least 1"},
 	{"RECALLGATE_RATE_BURST", CFG_UINT, 0, 1000000, "0", offsetof(struct rg_config, rate_burst),
 	 "the most requests a token may make at once (its bucket); 0: the same as "
 	 "RECALLGATE_RATE_LIMIT, one second's worth"},

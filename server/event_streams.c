@@ -154,11 +154,18 @@ static ssize_t stream_read(void *cls, uint64_t at, char *out, size_t max)
 	return n;
 }
 
+/* A stream's slots, the instance's and its tenant's, are given back. */
+static void release_slots(const char *tenant_id)
+{
+	quota_give(events_hub.per_tenant, tenant_id);
+	atomic_fetch_sub(&events_hub.open, 1);
+}
+
 static void stream_gone(void *cls)
 {
 	struct stream *s = cls;
 	atomic_store(&s->dead, true);
-	atomic_fetch_sub(&events_hub.open, 1);
+	release_slots(s->tenant_id);
 	stream_unref(s);
 	events_wake();
 }
@@ -176,9 +183,16 @@ bool events_open(struct h_ctx *ctx, const struct h_events_request *req)
 			return false;
 		}
 	} while (!atomic_compare_exchange_weak(&events_hub.open, &open, open + 1));
+	/* One tenant may not take every slot of the instance (API.md §10). */
+	if (!quota_take(events_hub.per_tenant, ctx->tenant_id)) {
+		atomic_fetch_sub(&events_hub.open, 1);
+		h_problem(ctx, PROBLEM_TOO_MANY_STREAMS,
+			  "This tenant has as many event streams open as it may; retry later.", NULL);
+		return false;
+	}
 	struct stream *s = calloc(1, sizeof *s);
 	if (s == NULL) {
-		atomic_fetch_sub(&events_hub.open, 1);
+		release_slots(ctx->tenant_id);
 		h_problem(ctx, PROBLEM_INTERNAL, NULL, NULL);
 		return false;
 	}
@@ -234,7 +248,7 @@ struct MHD_Response *events_response(void *stream, struct MHD_Connection *conn)
 
 void events_discard(void *stream)
 {
-	atomic_fetch_sub(&events_hub.open, 1);
+	release_slots(((struct stream *)stream)->tenant_id);
 	stream_unref(stream);
 }
 

@@ -438,10 +438,12 @@ static void *hub_main(void *arg)
 	return NULL;
 }
 
-bool events_start(const char *database_url, unsigned max_streams)
+bool events_start(const char *database_url, unsigned max_streams, unsigned max_per_tenant)
 {
 	snprintf(events_hub.url, sizeof events_hub.url, "%s", database_url);
 	events_hub.max = max_streams;
+	if (!quota_new(max_per_tenant, &events_hub.per_tenant))
+		return false;
 	events_hub.seen = -1;
 	events_hub.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	events_hub.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
@@ -482,8 +484,11 @@ void events_drain(void)
 
 void events_stop(void)
 {
-	if (!events_hub.started)
+	if (!events_hub.started) {
+		quota_free(events_hub.per_tenant);
+		events_hub.per_tenant = NULL;
 		return;
+	}
 	atomic_store(&events_hub.stop, true);
 	events_wake();
 	pthread_join(events_hub.thread, NULL);
@@ -500,4 +505,6 @@ void events_stop(void)
 	close(events_hub.wake_fd);
 	close(events_hub.epoll_fd);
 	events_hub.wake_fd = events_hub.epoll_fd = -1;
+	quota_free(events_hub.per_tenant); /* the daemon is gone: no stream ends after this */
+	events_hub.per_tenant = NULL;
 }

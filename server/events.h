@@ -25,9 +25,10 @@ struct events_stats {
 	unsigned long long slow_closed, revoked_closed, reconnects;
 };
 
-/* Starts the hub (it connects, and reconnects, by itself). false when the thread cannot
- * start. Until it listens the token cache stays off (server/auth.c). */
-bool events_start(const char *database_url, unsigned max_streams);
+/* Starts the hub (it connects, and reconnects, by itself): at most max_streams streams open,
+ * and at most max_per_tenant of one tenant. false when the thread cannot start. Until it
+ * listens the token cache stays off (server/auth.c). */
+bool events_start(const char *database_url, unsigned max_streams, unsigned max_per_tenant);
 /* SIGTERM: refuses new streams and ends every open one (what is queued still goes out). */
 void events_drain(void);
 /* After the daemon stopped: ends the hub. */
@@ -36,7 +37,8 @@ void events_stop(void);
  * writes it covers). Any thread; never blocks. */
 void events_local_commit(void);
 
-/* h_ctx.events_open: admits a stream (max streams, drain) and leaves it in ctx->stream. */
+/* h_ctx.events_open: admits a stream (max streams, per tenant too; drain) and leaves it in
+ * ctx->stream. */
 bool events_open(struct h_ctx *ctx, const struct h_events_request *req);
 /* The response of an admitted stream, for conn; it owns the stream from then on. */
 struct MHD_Response *events_response(void *stream, struct MHD_Connection *conn);

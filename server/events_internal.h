@@ -12,6 +12,7 @@
 
 #include "core/ids.h"
 #include "db/events.h"
+#include "server/quota.h"
 
 #define MAX_PENDING 64 /* horizons waiting for release */
 #define CATCHUP_LOW (64 * 1024) /* a catching-up stream reads more below this many bytes */
@@ -58,6 +59,7 @@ struct event_hub {
 	bool started;
 	char url[2048];
 	unsigned max;
+	struct quota *per_tenant; /* streams open per tenant (RECALLGATE_MAX_STREAMS_PER_TENANT) */
 	int wake_fd;
 	int epoll_fd;             /* wake_fd, the database socket, each stream's socket */
 	pthread_mutex_t mu;       /* incoming, and the stream list's links (events_drain walks it) */

@@ -275,7 +275,10 @@ static int cmd_serve(void)
 		rc = 1;
 		goto out;
 	}
-	if (!events_start(cfg.database_url, cfg.max_streams)) {
+	unsigned per_tenant = cfg.max_streams_per_tenant;
+	if (per_tenant == 0)
+		per_tenant = cfg.max_streams / 4 > 0 ? cfg.max_streams / 4 : 1;
+	if (!events_start(cfg.database_url, cfg.max_streams, per_tenant)) {
 		log_error(NULL, "cannot start the event hub");
 		rc = 1;
 		goto out;

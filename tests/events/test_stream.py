@@ -140,24 +140,52 @@ def test_token_deleted_ends_stream(inst, binary):
     print(f"ok token deletion ends the stream ({(time.time() - t0) * 1000:.0f} ms)")
 
 
-def test_max_streams(binary, log_dir):
-    inst = Instance(binary, log_dir, "max-streams", {"RECALLGATE_MAX_STREAMS": "3"}).start()
+def refused(inst, tok, what):
+    st, doc, _ = inst.request("GET", "/v1/events", tok)
+    check(st == 503 and doc["code"] == "too_many_streams" and doc["detail"], f"{what}: {st} {doc}")
+
+
+def test_default_per_tenant(binary, log_dir):
+    """RECALLGATE_MAX_STREAMS_PER_TENANT defaults to a quarter of RECALLGATE_MAX_STREAMS."""
+    inst = Instance(binary, log_dir, "per-tenant-default", {"RECALLGATE_MAX_STREAMS": "8"}).start()
     try:
         tok = token(binary, unique("ev"), SCOPES)
-        streams = [Stream(inst, tok) for _ in range(3)]
-        check(all(s.status == 200 for s in streams), "3 streams at a limit of 3")
-        st, doc, _ = inst.request("GET", "/v1/events", tok)
-        check(st == 503 and doc["code"] == "too_many_streams" and doc["detail"], f"4th: {st} {doc}")
+        streams = [Stream(inst, tok) for _ in range(2)]
+        check(all(s.status == 200 for s in streams), "2 streams of one tenant at 8 / 4")
+        refused(inst, tok, "a 3rd stream of one tenant at 8 / 4")
+        for s in streams:
+            s.close()
+        print("ok per-tenant default: a quarter of RECALLGATE_MAX_STREAMS")
+    finally:
+        inst.stop()
+
+
+def test_max_streams(binary, log_dir):
+    inst = Instance(binary, log_dir, "max-streams", {"RECALLGATE_MAX_STREAMS": "4",
+                                                     "RECALLGATE_MAX_STREAMS_PER_TENANT": "2"}).start()
+    try:
+        tok = token(binary, unique("ev"), SCOPES)
+        other = token(binary, unique("ev"), ["events:read"])
+        third = token(binary, unique("ev"), ["events:read"])
+        # One tenant: its limit passes, one more is refused, and others still get theirs.
+        streams = [Stream(inst, tok) for _ in range(2)]
+        check(all(s.status == 200 for s in streams), "2 streams of one tenant at a limit of 2")
+        refused(inst, tok, "a tenant's 3rd stream")
+        others = [Stream(inst, other) for _ in range(2)]
+        check(all(s.status == 200 for s in others), "another tenant's 2 streams beside them")
+        # The instance's limit: 4 streams are open, a third tenant is refused.
+        refused(inst, third, "a 5th stream on the instance")
         streams[0].close()
         # A client's close frees its slot at once, though its stream had nothing to send.
         t0 = time.time()
-        while time.time() - t0 < 10 and inst.metric("recallgate_event_streams") != 2:
+        while time.time() - t0 < 10 and inst.metric("recallgate_event_streams") != 3:
             time.sleep(0.02)
         freed = time.time() - t0
-        check(inst.metric("recallgate_event_streams") == 2, "the closed stream is gone")
+        check(inst.metric("recallgate_event_streams") == 3, "the closed stream is gone")
         again = Stream(inst, tok)
         check(again.status == 200, "a slot frees up when a client closes its stream")
         streams.append(again)
+        streams.extend(others)
         # Drain: SIGTERM ends every stream at once, and the process exits 0.
         t0 = time.time()
         inst.proc.send_signal(15)
@@ -168,8 +196,9 @@ def test_max_streams(binary, log_dir):
         check(ended < 2, f"streams end at SIGTERM ({ended:.2f} s)")
         rc = inst.stop()
         check(rc == 0, f"exit {rc}")
-        print(f"ok limit: 3 streams pass at RECALLGATE_MAX_STREAMS=3, the 4th is 503 "
-              f"too_many_streams; a closed one is freed in {freed * 1000:.0f} ms; SIGTERM ends streams in {ended * 1000:.0f} ms, exit 0")
+        print(f"ok limit: 2 streams of a tenant pass at RECALLGATE_MAX_STREAMS_PER_TENANT=2, the "
+              f"3rd is 503 too_many_streams while another tenant gets 2; at RECALLGATE_MAX_STREAMS=4 "
+              f"the 5th is refused; a closed one is freed in {freed * 1000:.0f} ms; SIGTERM ends streams in {ended * 1000:.0f} ms, exit 0")
     finally:
         inst.stop()
 
@@ -191,6 +220,7 @@ def main():
             rc = inst.stop()
         check(rc == 0, f"exit {rc}")
         test_max_streams(args.bin, log_dir)
+        test_default_per_tenant(args.bin, log_dir)
 
 
 if __name__ == "__main__":

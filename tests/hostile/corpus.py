@@ -213,3 +213,26 @@ CASES = [
 
 _names = [c["name"] for c in CASES]
 assert len(_names) == len(set(_names)), "duplicate case names"
+
+# Requests in flight when the server gets SIGTERM: "before" is sent, then the signal, then
+# "after". Any answer (503 shutting_down, the handler's answer, or a close) is fine; the
+# server must exit 0 without leaks.
+DRAIN_CASES = [
+    dict(name="drain_body_pending", before=[("send", req(b"POST /v1/memory/search HTTP/1.1",
+                                                         AUTH, JSON, b"Content-Length: 13\r\n"))],
+         after=[("send", SEARCH)]),
+    dict(name="drain_head_pending", before=[("send", b"GET /v1/tokens HTTP/1.1\r\nHost: x\r\n")],
+         after=[("send", AUTH + b"\r\n")]),
+    dict(name="drain_fake_token", before=[("send", req(b"GET /v1/tokens HTTP/1.1", FAKE))],
+         after=[]),
+    dict(name="drain_lane_then_close", before=[("send", req(b"GET /v1/tokens HTTP/1.1", AUTH))],
+         after=[("close",)]),
+    dict(name="drain_readyz", before=[], after=[("send", req(b"GET /readyz HTTP/1.1"))]),
+    dict(name="drain_xchunked", before=[("send", req(b"POST /v1/memory/search HTTP/1.1", AUTH,
+                                                     JSON, b"Transfer-Encoding: xchunked\r\n"))],
+         after=[("send", chunked(SEARCH))]),
+    dict(name="drain_half_closed", before=[("send", req(b"POST /v1/memory/search HTTP/1.1",
+                                                        AUTH, JSON, b"Content-Length: 13\r\n",
+                                                        body=b'{"q'))],
+         after=[("shut_wr",)]),
+]
