@@ -20,6 +20,7 @@ struct db_conn {
 	PGcancel *cancel;      /* pg's cancel key; swapped under the pool's cancel_lock */
 	struct db_pool *pool;
 	bool broken;
+	bool in_tx;            /* db_tx_begin: each statement runs under a savepoint */
 	int64_t idle_since_ms; /* when it was last returned */
 	size_t nprepared;
 	const struct db_stmt *prepared[RG_MAX_PREPARED];
@@ -336,8 +337,9 @@ void db_release(struct db_pool *p, struct db_conn *c)
 	if (c == NULL)
 		return;
 	/* A connection left inside a transaction (a failed multi-statement path) is unusable. */
-	if (c->pg && PQtransactionStatus(c->pg) != PQTRANS_IDLE)
+	if (c->pg && (c->in_tx || PQtransactionStatus(c->pg) != PQTRANS_IDLE))
 		c->broken = true;
+	c->in_tx = false;
 	size_t i = (size_t)(c - p->conns);
 	c->idle_since_ms = coarse_ms();
 	atomic_fetch_sub(&p->in_use, 1);
@@ -420,8 +422,65 @@ static enum rg_status take_result(struct db_conn *c, PGresult *r, PGresult **res
 	return RG_OK;
 }
 
+static enum rg_status exec_one(struct db_conn *c, const struct db_stmt *stmt,
+			       const char *const *params, PGresult **res, struct db_error *err);
+
+/* One simple command (no result rows) on c: SAVEPOINT, COMMIT, ... */
+static enum rg_status command(struct db_conn *c, const char *sql, struct db_error *err)
+{
+	PGresult *r = PQexec(c->pg, sql);
+	enum rg_status st = RG_OK;
+	if (r == NULL || PQresultStatus(r) != PGRES_COMMAND_OK)
+		st = map_failure(c, r, err);
+	PQclear(r);
+	return st;
+}
+
 enum rg_status db_exec(struct db_conn *c, const struct db_stmt *stmt, const char *const *params,
 		       PGresult **res, struct db_error *err)
+{
+	if (!c->in_tx)
+		return exec_one(c, stmt, params, res, err);
+	/* In a held transaction a failed statement rolls back alone, as it would in
+	 * autocommit, so that its caller can answer it (a unique violation → 409) and go on. */
+	*res = NULL;
+	enum rg_status st = command(c, "SAVEPOINT rg_statement", err);
+	if (st != RG_OK)
+		return st;
+	st = exec_one(c, stmt, params, res, err);
+	enum rg_status end = command(c, st == RG_OK ? "RELEASE SAVEPOINT rg_statement"
+						     : "ROLLBACK TO SAVEPOINT rg_statement",
+				     st == RG_OK ? err : NULL);
+	if (st == RG_OK && end != RG_OK) {
+		PQclear(*res);
+		*res = NULL;
+		return end;
+	}
+	return st;
+}
+
+enum rg_status db_tx_begin(struct db_conn *c, struct db_error *err)
+{
+	enum rg_status st = command(c, "BEGIN", err);
+	c->in_tx = st == RG_OK;
+	return st;
+}
+
+enum rg_status db_tx_commit(struct db_conn *c, struct db_error *err)
+{
+	c->in_tx = false;
+	return command(c, "COMMIT", err);
+}
+
+void db_tx_rollback(struct db_conn *c)
+{
+	c->in_tx = false;
+	if (PQtransactionStatus(c->pg) != PQTRANS_IDLE)
+		(void)command(c, "ROLLBACK", NULL);
+}
+
+static enum rg_status exec_one(struct db_conn *c, const struct db_stmt *stmt,
+			       const char *const *params, PGresult **res, struct db_error *err)
 {
 	*res = NULL;
 	if (stmt->custom_plan)

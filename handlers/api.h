@@ -137,6 +137,9 @@ struct h_ctx {
 	 * the handler's first acquire, so a request borrows from the pool once. server/
 	 * releases it if the handler never takes it. */
 	struct db_conn *held;
+	/* A transaction server/ holds open for the request (a write with an Idempotency-Key,
+	 * server/idempotency.c), or NULL: every h_db_acquire gets it, h_db_release leaves it. */
+	struct db_conn *tx;
 	bool shutting_down; /* SIGTERM came: the instance drains (readiness answers 503) */
 	long long received_ms; /* CLOCK_MONOTONIC ms at the request's arrival */
 	const char *(*query)(const struct h_ctx *ctx, const char *name); /* query argument */
@@ -195,5 +198,8 @@ bool h_json_content_type(const char *ct);
 /* Sets a problem reply with the code's status (errors: stolen, may be NULL; detail: NULL
  * for the code's default detail). */
 void h_problem(struct h_ctx *ctx, enum rg_problem code, const char *detail, json_t *errors);
+/* Answers a failed db/ call: 503 database_unavailable, 504 query_timeout (statement
+ * timeout), 503 shutting_down (cancelled by the drain), or 500 internal. */
+void h_db_failed(struct h_ctx *ctx, enum rg_status st);
 
 #endif

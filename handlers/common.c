@@ -65,6 +65,10 @@ void h_db_failed(struct h_ctx *ctx, enum rg_status st)
 
 enum rg_status h_db_acquire(struct h_ctx *ctx, struct db_conn **c)
 {
+	if (ctx->tx) {
+		*c = ctx->tx;
+		return RG_OK;
+	}
 	if (ctx->held) {
 		*c = ctx->held;
 		ctx->held = NULL;
@@ -75,6 +79,8 @@ enum rg_status h_db_acquire(struct h_ctx *ctx, struct db_conn **c)
 
 void h_db_release(struct h_ctx *ctx, struct db_conn *c)
 {
+	if (c != NULL && c == ctx->tx)
+		return; /* server/ ends the request's transaction */
 	db_release(ctx->pool, c);
 }
 

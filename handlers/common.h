@@ -20,12 +20,11 @@ void h_invalid(struct h_ctx *ctx, const char *field, const char *reason);
 /* Borrows a pooled connection; false after answering 503. */
 bool h_acquire(struct h_ctx *ctx, struct db_conn **c) RG_MUSTCHECK;
 /* db_acquire / db_release for a handler: the first acquire takes the connection server/ holds
- * for the request (ctx->held), if any. Fills ctx->dberr on failure. */
+ * for the request (ctx->held), if any; inside a request's transaction (ctx->tx) every
+ * acquire gets that connection and release leaves it to server/. Fills ctx->dberr on
+ * failure. */
 enum rg_status h_db_acquire(struct h_ctx *ctx, struct db_conn **c) RG_MUSTCHECK;
 void h_db_release(struct h_ctx *ctx, struct db_conn *c);
-/* Answers a failed db/ call: 503 database_unavailable, 504 query_timeout (statement
- * timeout), or 500 internal. */
-void h_db_failed(struct h_ctx *ctx, enum rg_status st);
 /* After a write: answers a failed db/ call (h_db_failed); true when the request has its
  * answer already (that failure, or a problem such as a refused guard). */
 bool h_answered(struct h_ctx *ctx, enum rg_status st);

@@ -175,6 +175,7 @@ json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t 
 		.token_name = ctx->token_name,
 		.scopes = ctx->scopes,
 		.pool = ctx->pool,
+		.tx = ctx->tx, /* a keyed POST /mcp: the tool's writes join its transaction */
 		.shutting_down = ctx->shutting_down,
 		.received_ms = ctx->received_ms,
 		.query = args_query,

@@ -264,7 +264,10 @@ enum MHD_Result dispatch(struct request *r)
 	enum MHD_Result ret;
 	if (!r->began && !dispatch_begin(r, &ret))
 		return ret;
-	r->ctx.route->handler(&r->ctx);
+	if (idem_begin(r)) {
+		r->ctx.route->handler(&r->ctx);
+		idem_end(r);
+	}
 	return dispatch_end(r);
 }
 

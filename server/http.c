@@ -70,6 +70,7 @@ static struct request *request_new(struct http_server *srv, struct MHD_Connectio
 	else
 		http_new_request_id(r->request_id, sizeof r->request_id);
 	r->routed = router_match(srv->routes, srv->n_routes, method, url, &r->match);
+	idem_note_path(r, url);
 	/* Metrics and logs label a request by its path's template, also for a 405. */
 	r->route_index =
 		r->match.path_route ? (size_t)(r->match.path_route - srv->routes) : srv->n_routes;
@@ -130,6 +131,7 @@ static void request_done(struct request *r)
 	}
 	clients_leave(&r->client);
 	dispatch_drop(r); /* nothing when the handler's context was already freed */
+	idem_free(r);
 	free(r->body);
 	free(r);
 	atomic_fetch_sub(&srv->in_flight, 1);
@@ -177,6 +179,7 @@ static enum MHD_Result submit_to_lane(struct request *r)
 		which = route->lane_for(r->body, r->body_len);
 	struct lane *lane = which == H_LANE_ELASTIC ? srv->elastic : srv->workers;
 	r->on_lane = true;
+	r->waits_on_providers = which == H_LANE_ELASTIC;
 	if (!lane_submit(lane, run_on_lane, expire_on_lane, r))
 		reply_resume_problem(r, PROBLEM_SHUTTING_DOWN);
 	return MHD_YES;

@@ -88,7 +88,7 @@ enum MHD_Result reply_problem(struct request *r, enum rg_problem code, const cha
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
 	if (status == 401)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
-	if (code == PROBLEM_RATE_LIMITED) {
+	if (r->retry_after_s > 0) { /* 429 rate_limited, 409 operation_conflict in flight */
 		char secs[sizeof "4294967295"];
 		snprintf(secs, sizeof secs, "%u", r->retry_after_s);
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, secs);
@@ -118,6 +118,11 @@ static enum MHD_Result problem_with(struct request *r, enum rg_problem code, con
 	json_decref(body);
 	if (resp == NULL)
 		return MHD_NO;
+	if (r->retry_after_s > 0) { /* 409 operation_conflict while its key is in flight */
+		char secs[sizeof "4294967295"];
+		snprintf(secs, sizeof secs, "%u", r->retry_after_s);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	r->problem_code = code;
 	return reply_queue(r, status, resp);

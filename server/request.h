@@ -46,6 +46,18 @@ struct conn_state {
 	bool pending;
 };
 
+/* A write's Idempotency-Key (idempotency.c): its transaction, and a replayed answer's headers. */
+#define IDEM_MAX_HEADERS 8
+struct idem_request {
+	unsigned char path_sha[32]; /* the path's SHA-256, taken when the request began */
+	struct db_conn *tx;         /* the write's transaction, open while the handler runs */
+	char fingerprint[65];
+	const char *key;            /* the header's value (libmicrohttpd's) */
+	json_t *kept_headers;       /* a replay's [[name, value], ...]: the strings below */
+	char *content_type;         /* a replay's */
+	struct h_header headers[IDEM_MAX_HEADERS];
+};
+
 /* One per request: made on libmicrohttpd's first call, freed in the completion callback
  * (which runs even when the client goes away mid-upload). */
 struct request {
@@ -71,6 +83,7 @@ struct request {
 	struct MHD_Response *resp;
 	bool close;           /* the answer closes the connection (a framing error) */
 	bool on_lane;         /* a lane runs dispatch: the database may be used */
+	bool waits_on_providers; /* on the elastic lane: its handler may wait on a provider */
 	bool lane_done;       /* the lane finished and resumed the connection */
 	struct db_conn *held; /* borrowed by authentication, handed to the handler */
 	bool began;           /* dispatch's checks passed and ctx is the handler's */
@@ -81,6 +94,7 @@ struct request {
 	enum rg_status pipe_st;
 	PGresult *pipe_res;
 	struct clients_ticket client; /* counted in flight for its forwarded client */
+	struct idem_request idem;     /* idempotency.c: a write with an Idempotency-Key */
 	struct router_match match; /* large: keep it last */
 };
 
@@ -94,6 +108,20 @@ static inline const char *header(struct MHD_Connection *c, const char *name)
 
 /* A fresh request id: a per-process random prefix and a counter. */
 void http_new_request_id(char *out, size_t size);
+
+/* ---------------------------------------------------------------- idempotency.c */
+
+/* When the request began: notes what its fingerprint needs (the path) if it carries a key. */
+void idem_note_path(struct request *r, const char *url);
+/* On a lane, after dispatch's checks and before the handler: true when the handler is to
+ * run (in the key's transaction when there is one); false when the answer is set in r->ctx
+ * already (a replay, 409 operation_conflict, 422 for a bad key, or a database failure). */
+bool idem_begin(struct request *r);
+/* After the handler: a 2xx answer is kept with the write and both commit; anything else is
+ * rolled back (a refused write wrote nothing). A failed commit answers 503 instead. */
+void idem_end(struct request *r);
+/* Frees what idem_begin kept (from the request's end). */
+void idem_free(struct request *r);
 
 /* ---------------------------------------------------------------- reply.c */
 
