@@ -19,15 +19,22 @@ class Writers:
       "source"  POST /v1/memory/sources with unique content (not idempotent: no operation id),
                 the ledger has the source_id per acknowledged write.
     pace_s: a pause between requests, so that the suite's other tests (ctest -j2) keep a core.
+    keyed: the kinds ("mode", "source") whose every write carries an Idempotency-Key of its own, and a write that was not
+      answered 2xx is sent again with the same key (after its Retry-After) until it is, as a
+      client that must not lose or repeat a write does (API.md section 0). stop() lets a write
+      being retried finish (up to FINISH_S); unfinished counts those that still had no 2xx.
     """
 
-    def __init__(self, url, token, kinds, pace_s=0.0, timeout=30.0):
+    def __init__(self, url, token, kinds, pace_s=0.0, timeout=30.0, keyed=()):
         import threading
         self.url = url
         self.token = token
         self.kinds = kinds
         self.pace_s = pace_s
         self.timeout = timeout
+        self.keyed = keyed
+        self.unfinished = 0
+        self.finish_by = None
         self.stopping = threading.Event()
         self.lock = threading.Lock()
         self.acked_modes = []    # (thread_id, revision)
@@ -42,10 +49,13 @@ class Writers:
             t.start()
         return self
 
+    FINISH_S = 15
+
     def stop(self):
+        self.finish_by = time.monotonic() + self.FINISH_S
         self.stopping.set()
         for t in self.threads:
-            t.join(timeout=self.timeout + 5)
+            t.join(timeout=self.timeout + self.FINISH_S + 5)
             if t.is_alive():
                 fail("a writer did not stop: a request hangs")
 
@@ -63,15 +73,32 @@ class Writers:
         finally:
             c.close()
 
+    def _write(self, c, method, path, body, key):
+        """One write; with a key, sent again until it is answered 2xx or stop() comes."""
+        headers = {"Idempotency-Key": key} if key else None
+        while True:
+            t0 = time.monotonic()
+            r = c.request(method, path, self.token, body, headers)
+            self._note(t0, r, method)
+            if not key or r.status // 100 == 2:
+                return r
+            if self.stopping.is_set() and time.monotonic() > self.finish_by:
+                with self.lock:
+                    self.unfinished += 1
+                return r
+            retry_after = r.header("Retry-After")
+            time.sleep(min(float(retry_after), 1.0) if retry_after else 0.1)
+
+    def _key(self, kind, i, n):
+        return f"{self.tag}-{kind}-{i}-{n}" if kind in self.keyed else None
+
     def _modes(self, c, thread_id):
         path = f"/v1/threads/{thread_id}/memory-mode"
         rev, n = 0, 0
         while not self.stopping.is_set():
             n += 1
             body = {"expected_revision": rev, "mode": "disabled" if n % 2 else "enabled"}
-            t0 = time.monotonic()
-            r = c.request("PUT", path, self.token, body)
-            self._note(t0, r, "PUT")
+            r = self._write(c, "PUT", path, body, self._key("mode", thread_id, n))
             if r.status == 200:
                 rev = r.json["revision"]
                 with self.lock:
@@ -94,9 +121,7 @@ class Writers:
         while not self.stopping.is_set():
             n += 1
             body = {"source_kind": "note", "content": f"fleet ledger {self.tag} w{i} n{n}"}
-            t0 = time.monotonic()
-            r = c.request("POST", "/v1/memory/sources", self.token, body)
-            self._note(t0, r, "POST")
+            r = self._write(c, "POST", "/v1/memory/sources", body, self._key("source", i, n))
             if r.status == 201:
                 with self.lock:
                     self.acked_sources.append(r.json["source_id"])

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Rolling restart under load through the gateway (API.md section 11).
 
-Eight writers (six compare-and-swap PUTs of memory mode, two non-idempotent POSTs of sources)
-go through nginx while instance 1 gets SIGTERM, must exit 0, is started again and takes
+Eight writers (six compare-and-swap PUTs of memory mode with an Idempotency-Key each, so that
+nginx may pass them on; two non-idempotent POSTs of sources without one) go through nginx while instance 1 gets SIGTERM, must exit 0, is started again and takes
 traffic again; then instance 2; twice over. Then:
   * every acknowledged write is in the database, and the database holds no write that was
     not acknowledged (audit records and sources counted against the ledger);
@@ -24,7 +24,7 @@ def test():
     args = fleet.parse_args(__doc__)
     with fleet.Fleet(args) as f:
         token = f.token("memory:read,memory:write,memory:admin,audit:read")
-        w = fleet.Writers(f.gateway_url, token, WRITERS, pace_s=0.002).start()
+        w = fleet.Writers(f.gateway_url, token, WRITERS, pace_s=0.002, keyed=("mode",)).start()
         try:
             time.sleep(2)
             for inst in f.instances:

@@ -18,6 +18,7 @@ import struct
 import sys
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from corpus import CASES, DRAIN_CASES  # noqa: E402
 
