@@ -110,8 +110,8 @@ static bool append_body(struct request *r, const char *data, size_t len)
 	return true;
 }
 
-/* The request's end: its metrics and access log line (when it was answered), then it is freed.
- * NULL is fine. */
+/* The request's end: its metrics and access log line (when it was answered), then it is freed,
+ * with an answer it kept and never queued. NULL is fine. */
 static void request_done(struct request *r)
 {
 	if (r == NULL)
@@ -132,6 +132,11 @@ static void request_done(struct request *r)
 	clients_leave(&r->client);
 	dispatch_drop(r); /* nothing when the handler's context was already freed */
 	idem_free(r);
+	/* An answer a lane or a pipe made, never queued: the client went away while the request
+	 * was suspended, and after the resume libmicrohttpd closed the connection without calling
+	 * on_request again (or the daemon stopped first). */
+	if (r->resp)
+		MHD_destroy_response(r->resp);
 	free(r->body);
 	free(r);
 	atomic_fetch_sub(&srv->in_flight, 1);

@@ -79,7 +79,8 @@ struct request {
 	unsigned retry_after_s; /* with a 429 rate_limited */
 	struct db_error dberr;
 	/* The answer, made on any thread, queued by the I/O thread (MHD_queue_response may only
-	 * be called from the access handler). */
+	 * be called from the access handler); destroyed by request_done when it never was (the
+	 * connection closed while suspended). */
 	struct MHD_Response *resp;
 	bool close;           /* the answer closes the connection (a framing error) */
 	bool on_lane;         /* a lane runs dispatch: the database may be used */
