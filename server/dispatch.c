@@ -55,15 +55,25 @@ static char *ctx_metrics(size_t *len)
 
 /* A provider's deadline counts from the request's arrival: time spent queueing for a lane or a
  * connection is taken off the call, so that the caller's answer still comes by then. */
+/* What a request needs after its provider call (its receipt's write, the answer), taken from
+ * the call's time so that the answer, not the call, meets the caller's deadline. Measured
+ * (scripts/bench-edge, 300 hung retrieves cut together, receipts committed with fsync on 8
+ * pool connections): the answers came 102-120 ms after a cut at the deadline, 93-99 ms after
+ * a cut 50 ms before it. */
+#define PROVIDER_ANSWER_RESERVE_MS 100
+
+/* The call's deadline counts from the request's arrival: time spent waiting for a lane, the
+ * database or an earlier call is taken from it, and so is the answer's reserve. */
 static void ctx_provider_call(const struct h_ctx *ctx, const struct h_call *call,
 			      struct h_call_result *out)
 {
 	struct h_call bounded = *call;
-	long long spent = mono_ms() - ctx->received_ms;
-	if (spent > 0)
-		bounded.deadline_ms = (long long)call->deadline_ms > spent + 1
-					      ? call->deadline_ms - (unsigned)spent
-					      : 1;
+	long long spent = mono_ms() - ctx->received_ms + PROVIDER_ANSWER_RESERVE_MS;
+	if (spent < 0)
+		spent = 0;
+	bounded.deadline_ms = (long long)call->deadline_ms > spent + 1
+				      ? call->deadline_ms - (unsigned)spent
+				      : 1;
 	outbound_call(&bounded, ctx->traceparent, out);
 }
 
