@@ -55,6 +55,11 @@ static const struct cfg_entry {
 	 offsetof(struct rg_config, max_connections),
 	 "client connections open at once, idle keep-alive ones included; an idle one costs "
 	 "about RECALLGATE_CONNECTION_MEMORY + 1 KiB and no thread"},
+	{"RECALLGATE_MAX_PROVIDER_CALLS_PER_TENANT", CFG_UINT, 1, 1024, "512",
+	 offsetof(struct rg_config, max_provider_calls_per_tenant),
+	 "requests of one tenant waiting on providers at once (decision-context retrieve, "
+	 "semantic recall, doctor, their MCP tools), over it 429 rate_limited; the instance "
+	 "serves 1024"},
 	{"RECALLGATE_MAX_STREAMS", CFG_UINT, 0, 65535, "1024",
 	 offsetof(struct rg_config, max_streams),
 	 "event streams (GET /v1/events) open at once, over it 503 too_many_streams; an idle one "

@@ -10,6 +10,7 @@
 #include "server/outbound.h"
 #include "server/ratelimit.h"
 #include "server/log.h"
+#include "server/quota.h"
 #include "server/request.h"
 
 static const char *ctx_query(const struct h_ctx *ctx, const char *name)
@@ -274,10 +275,22 @@ enum MHD_Result dispatch(struct request *r)
 	enum MHD_Result ret;
 	if (!r->began && !dispatch_begin(r, &ret))
 		return ret;
+	/* One tenant may not take the whole elastic lane with calls to hung providers. */
+	const char *tenant = r->ctx.tenant_id;
+	bool provider_slot = r->waits_on_providers && tenant && tenant[0];
+	if (provider_slot && !quota_take(r->srv->provider_calls, tenant)) {
+		r->retry_after_s = 1;
+		h_problem(&r->ctx, PROBLEM_RATE_LIMITED,
+			  "This tenant has as many provider calls in flight as it may; retry later.",
+			  NULL);
+		return dispatch_end(r);
+	}
 	if (idem_begin(r)) {
 		r->ctx.route->handler(&r->ctx);
 		idem_end(r);
 	}
+	if (provider_slot)
+		quota_give(r->srv->provider_calls, tenant);
 	return dispatch_end(r);
 }
 

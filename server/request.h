@@ -30,6 +30,7 @@ struct http_server {
 	size_t n_routes;
 	struct lane *workers; /* handlers that may block on the database: one per connection */
 	struct lane *elastic; /* handlers that wait on providers, and readiness */
+	struct quota *provider_calls; /* requests on the elastic lane per tenant */
 	atomic_int in_flight;
 	atomic_bool draining;
 	atomic_llong drain_deadline_ms; /* CLOCK_MONOTONIC; valid once draining */

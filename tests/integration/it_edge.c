@@ -114,6 +114,56 @@ static void test_hung_providers_hold_no_worker(void **state)
 	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
 }
 
+/* One tenant may have RECALLGATE_MAX_PROVIDER_CALLS_PER_TENANT requests waiting on providers
+ * at once: at the limit (2 hung at the provider) its next one is 429 rate_limited with
+ * Retry-After: 1 at once, another tenant's call still reaches the provider, and a slot is
+ * free again when a call ends. */
+static void test_provider_calls_per_tenant(void **state)
+{
+	(void)state;
+	const char *env[] = {"RECALLGATE_MAX_PROVIDER_CALLS_PER_TENANT=2", NULL};
+	struct it_server s;
+	IT_CHECK(it_server_start(&s, env) == 0, "the server did not start");
+	char *tenant2 = it_unique("edge2");
+	char *admin2 = it_token(tenant2, "admin", "it-edge-2");
+	it_provider_ready(&s, admin, &fake, "edge-quota", "dc", "slow", 20);
+	it_provider_ready(&s, admin, &fake, "edge-quick", "dc", "good", 20);
+	it_provider_ready(&s, admin2, &fake, "edge-quota", "dc", "slow", 20);
+	json_t *body = retrieve_body("edge-quota", 20);
+	char *text = json_dumps(body, JSON_COMPACT);
+	json_decref(body);
+	struct it_hung_call calls[3];
+	for (int i = 0; i < 3; i++)
+		calls[i] = (struct it_hung_call){.s = &s, .path = "/v1/decision-context/retrieve",
+						 .token = i < 2 ? admin : admin2, .body = text};
+	struct it_hung mine = {.calls = calls, .n = 2};
+	IT_CHECK(it_hung_start(&mine, &fake, "dc", "slow") == 2, "2 calls did not reach the provider");
+	struct it_resp r;
+	it_request(&s, "POST", "/v1/decision-context/retrieve", admin, text, NULL, &r);
+	IT_PROBLEM(&r, 429, "rate_limited");
+	const char *ra = it_resp_header(&r, "Retry-After");
+	IT_CHECK(ra && strcmp(ra, "1") == 0, "no Retry-After: 1 on the tenant's third call");
+	it_resp_free(&r);
+	struct it_hung other = {.calls = calls + 2, .n = 1};
+	IT_CHECK(it_hung_start(&other, &fake, "dc", "slow") == 1,
+		 "another tenant's call did not reach the provider beside them");
+	it_hung_join(&mine);
+	it_hung_join(&other);
+	for (int i = 0; i < 3; i++) {
+		IT_STATUS(&calls[i].resp, 200);
+		it_resp_free(&calls[i].resp);
+	}
+	body = retrieve_body("edge-quick", 20);
+	it_request_json(&s, "POST", "/v1/decision-context/retrieve", admin, body, NULL, &r);
+	json_decref(body);
+	IT_STATUS(&r, 200);
+	it_resp_free(&r);
+	free(text);
+	free(admin2);
+	free(tenant2);
+	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
+}
+
 /* ================================================================ readiness */
 
 /* A connection holding an open transaction that locks audit_log against writes: every
@@ -510,6 +560,7 @@ int main(void)
 		return 1;
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hung_providers_hold_no_worker),
+	    cmocka_unit_test(test_provider_calls_per_tenant),
 	    cmocka_unit_test(test_busy_pool_is_ready),
 	    cmocka_unit_test(test_forwarded_client_limit),
 	    cmocka_unit_test(test_drain_answers_every_committed_write),
