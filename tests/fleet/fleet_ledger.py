@@ -158,6 +158,18 @@ class Writers:
             lost += [s for s in self.acked_sources if s not in have]
         return lost
 
+    def check_database_matches(self, f):
+        """Fails unless the database holds exactly the acknowledged writes: none lost, none
+        committed without its client hearing 2xx, none twice."""
+        audit = int(f.psql("select count(*) from audit_log where resource_type = 'thread' "
+                           f"and resource_id like 'fleet-{self.tag}-%'")[0][0])
+        sources = int(f.psql("select count(*) from memory_records where content like "
+                             f"'fleet ledger {self.tag} %'")[0][0])
+        if audit != len(self.acked_modes) or sources != len(self.acked_sources):
+            fail(f"the database holds {audit} memory-mode writes and {sources} sources, the "
+                 f"ledger {len(self.acked_modes)} and {len(self.acked_sources)}: a write "
+                 "committed without its client hearing 2xx, or twice")
+
     def summary(self):
         with self.lock:
             n = len(self.answers)

@@ -58,14 +58,7 @@ def test():
             fleet.fail(f"{stale} keyed writes were told 409 stale_revision for their own write")
         if w.unfinished:
             fleet.fail(f"{w.unfinished} writes never got their 2xx")
-        audit = int(f.psql("select count(*) from audit_log where resource_type = 'thread' "
-                           f"and resource_id like 'fleet-{w.tag}-%'")[0][0])
-        sources = int(f.psql("select count(*) from memory_records where content like "
-                             f"'fleet ledger {w.tag} %'")[0][0])
-        if audit != len(w.acked_modes) or sources != len(w.acked_sources):
-            fleet.fail(f"the database holds {audit} memory-mode writes and {sources} sources, "
-                       f"the ledger {len(w.acked_modes)} and {len(w.acked_sources)}: a write "
-                       "committed without its client hearing 2xx, or twice")
+        w.check_database_matches(f)
         if retried == 0:
             fleet.fail("nginx passed no request to the other instance: no kill was felt")
 

@@ -53,13 +53,7 @@ def test():
             fleet.fail(f"requests failed during the rolling restart: {failures}\n"
                        f"{f.logs_tail()}")
         # Nothing failed, so nothing may have been written that was not acknowledged.
-        audit = int(f.psql("select count(*) from audit_log where resource_type = 'thread' "
-                           f"and resource_id like 'fleet-{w.tag}-%'")[0][0])
-        sources = int(f.psql("select count(*) from memory_records where content like "
-                             f"'fleet ledger {w.tag} %'")[0][0])
-        if audit != len(w.acked_modes) or sources != len(w.acked_sources):
-            fleet.fail(f"the database holds {audit} memory-mode writes and {sources} sources, "
-                       f"the ledger {len(w.acked_modes)} and {len(w.acked_sources)}")
+        w.check_database_matches(f)
         fleet.log(f"nginx passed {f.gateway.retried()} requests to the other instance")
 
 

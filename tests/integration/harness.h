@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include <jansson.h>
+#include <libpq-fe.h>
 
 #if defined(__GNUC__)
 #define IT_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -243,5 +244,14 @@ double it_metric_value(const char *text, const char *series);
 bool it_is_sha256_ref(const char *s);
 /* RFC 3339 UTC with milliseconds and Z: 2026-11-29T21:07:22.123Z */
 bool it_is_timestamp_ms(const char *s);
+
+/* ================================================================ harness_db.c */
+
+/* new: a session of the test's own (DATABASE_URL) holding `table` locked in `mode` ("EXCLUSIVE",
+ * "ACCESS EXCLUSIVE") in an open transaction, so that the server's statements on it wait
+ * until it_db_unlock. Fails the current test when it cannot. */
+PGconn *it_db_lock(const char *table, const char *mode);
+/* Rolls the lock's transaction back and closes the session. */
+void it_db_unlock(PGconn *locker);
 
 #endif

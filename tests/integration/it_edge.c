@@ -170,13 +170,7 @@ static void test_provider_calls_per_tenant(void **state)
  * audited write waits on it (with the connection it borrowed) until PQfinish. */
 static PGconn *lock_audit_log(void)
 {
-	PGconn *locker = PQconnectdb(getenv("DATABASE_URL"));
-	IT_CHECK(PQstatus(locker) == CONNECTION_OK, "cannot connect: %s", PQerrorMessage(locker));
-	PQclear(PQexec(locker, "BEGIN"));
-	PGresult *res = PQexec(locker, "LOCK TABLE audit_log IN EXCLUSIVE MODE");
-	IT_CHECK(PQresultStatus(res) == PGRES_COMMAND_OK, "LOCK: %s", PQerrorMessage(locker));
-	PQclear(res);
-	return locker;
+	return it_db_lock("audit_log", "EXCLUSIVE");
 }
 
 /* A child that makes the first write of the memory mode at path; it exits 0 on a 200. */
@@ -215,8 +209,7 @@ static void test_busy_pool_is_ready(void **state)
 	char seen[64];
 	snprintf(seen, sizeof seen, "%s", reason ? reason : "-");
 	it_resp_free(&r);
-	PQclear(PQexec(locker, "ROLLBACK"));
-	PQfinish(locker);
+	it_db_unlock(locker);
 	int wst = it_wait_pid(writer, 10000);
 	IT_CHECK(busy_status == 200, "/readyz with a busy pool answered %ld (%s)", busy_status,
 		 seen);
@@ -261,8 +254,7 @@ static void test_forwarded_client_limit(void **state)
 	struct it_resp over, other;
 	it_request(&s, "GET", "/v1/threads/edge-fc/memory-mode", admin, NULL, client_a, &over);
 	it_request(&s, "GET", "/v1/threads/edge-fc/memory-mode", admin, NULL, client_b, &other);
-	PQclear(PQexec(locker, "ROLLBACK"));
-	PQfinish(locker);
+	it_db_unlock(locker);
 	int w0 = it_wait_pid(writers[0], 10000), w1 = it_wait_pid(writers[1], 10000);
 	IT_PROBLEM(&over, 429, "rate_limited");
 	const char *retry = it_resp_header(&over, "Retry-After");
@@ -539,8 +531,7 @@ static void test_drain_answers_queued_work(void **state)
 	    1, NULL, (const char *const[]){tenant}, NULL, NULL, 0);
 	long long rows = PQresultStatus(res) == PGRES_TUPLES_OK ? atoll(PQgetvalue(res, 0, 0)) : -1;
 	PQclear(res);
-	PQclear(PQexec(locker, "ROLLBACK"));
-	PQfinish(locker);
+	it_db_unlock(locker);
 	if (st == -2)
 		(void)it_server_stop(&s);
 	IT_CHECK(st == 0, "exit status %d after the drain (-2: still running 3 s after SIGTERM)",

@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <libpq-fe.h>
 
 #include "harness.h"
 
@@ -289,12 +288,7 @@ static void test_in_flight(void **state)
 	char *t = it_unique("t");
 	char *path = it_mode_path(t);
 	char *key = it_unique("key");
-	PGconn *locker = PQconnectdb(getenv("DATABASE_URL"));
-	IT_CHECK(PQstatus(locker) == CONNECTION_OK, "connect: %s", PQerrorMessage(locker));
-	PQclear(PQexec(locker, "BEGIN"));
-	PGresult *lk = PQexec(locker, "LOCK TABLE audit_log IN EXCLUSIVE MODE");
-	IT_CHECK(PQresultStatus(lk) == PGRES_COMMAND_OK, "LOCK: %s", PQerrorMessage(locker));
-	PQclear(lk);
+	PGconn *locker = it_db_lock("audit_log", "EXCLUSIVE");
 	pid_t first = fork();
 	IT_CHECK(first >= 0, "fork");
 	if (first == 0) {
@@ -311,8 +305,7 @@ static void test_in_flight(void **state)
 	const char *ra = it_resp_header(&r, "Retry-After");
 	bool retry_after = ra && strcmp(ra, "1") == 0;
 	it_resp_free(&r);
-	PQclear(PQexec(locker, "ROLLBACK"));
-	PQfinish(locker);
+	it_db_unlock(locker);
 	int wst = it_wait_pid(first, 10000);
 	IT_CHECK(conflict && retry_after, "the key in flight: %ld, Retry-After %s", status,
 		 retry_after ? "1" : "not 1");

@@ -93,28 +93,6 @@ static int group_teardown(void **state)
 	return admin_exec(sql) ? 0 : -1;
 }
 
-/* A session that will hold thread_memory_modes in ACCESS EXCLUSIVE mode (lock_modes): reads
- * of it wait. */
-static PGconn *locker_connect(void)
-{
-	PGconn *locker = PQconnectdb(getenv("DATABASE_URL"));
-	IT_CHECK(PQstatus(locker) == CONNECTION_OK, "cannot connect: %s", PQerrorMessage(locker));
-	return locker;
-}
-
-static void lock_modes(PGconn *locker)
-{
-	PGresult *res = PQexec(locker, "BEGIN; LOCK TABLE thread_memory_modes IN ACCESS EXCLUSIVE MODE");
-	IT_CHECK(PQresultStatus(res) == PGRES_COMMAND_OK, "LOCK: %s", PQerrorMessage(locker));
-	PQclear(res);
-}
-
-static void unlock_modes(PGconn *locker)
-{
-	PQclear(PQexec(locker, "ROLLBACK"));
-	PQfinish(locker);
-}
-
 /* The metric's value in GET /metrics, or -1. */
 static double metric(const struct it_server *s, const char *series)
 {
@@ -222,9 +200,9 @@ static void test_waiting_reads_hold_no_thread(void **state)
 	struct it_server s;
 	IT_CHECK(it_server_start(&s, env) == 0, "the server did not start");
 	set_mode(&s, "pipes-wait");
-	PGconn *locker = locker_connect();
 	warm(&s, "pipes-wait");
-	lock_modes(locker);
+	/* reads of thread_memory_modes wait on this session's lock */
+	PGconn *locker = it_db_lock("thread_memory_modes", "ACCESS EXCLUSIVE");
 	/* One read per pipe, each stalled past PIPES_STALL_MS (50 ms) before the next: the read
 	 * after them finds every pipe stalled and runs on the lane (its worker waits on the lock
 	 * too), and so does the one after that (queued behind the worker). */
@@ -240,7 +218,7 @@ static void test_waiting_reads_hold_no_thread(void **state)
 	long long t0 = it_now_ms();
 	it_request(&s, "GET", "/healthz", NULL, NULL, NULL, &h);
 	long long healthz_ms = it_now_ms() - t0;
-	unlock_modes(locker);
+	it_db_unlock(locker);
 	for (int n = 0; n < N; n++)
 		pthread_join(rd[n].th, NULL);
 	for (int n = 0; n < N; n++)
@@ -266,13 +244,13 @@ static void test_statement_timeout_is_504(void **state)
 	const char *env[] = {"RECALLGATE_DB_POOL=1", NULL};
 	struct it_server s;
 	IT_CHECK(it_server_start(&s, env) == 0, "the server did not start");
-	PGconn *locker = locker_connect();
 	warm(&s, "pipes-slow");
-	lock_modes(locker);
+	/* reads of thread_memory_modes wait on this session's lock */
+	PGconn *locker = it_db_lock("thread_memory_modes", "ACCESS EXCLUSIVE");
 	struct reader rd[1];
 	start_readers(&s, rd, 1, "pipes-slow");
 	pthread_join(rd[0].th, NULL); /* statement_timeout: 5 s */
-	unlock_modes(locker);
+	it_db_unlock(locker);
 	IT_PROBLEM(&rd[0].resp, 504, "query_timeout");
 	it_resp_free(&rd[0].resp);
 	/* the connection is fine afterwards */
@@ -291,9 +269,8 @@ static void test_drain_answers_waiting_reads(void **state)
 	const char *env[] = {"RECALLGATE_DRAIN_TIMEOUT=2", "RECALLGATE_DB_POOL=1", NULL};
 	struct it_server s;
 	IT_CHECK(it_server_start(&s, env) == 0, "the server did not start");
-	PGconn *locker = locker_connect();
 	warm(&s, "pipes-drain");
-	lock_modes(locker);
+	PGconn *locker = it_db_lock("thread_memory_modes", "ACCESS EXCLUSIVE");
 	struct reader rd[1];
 	start_readers(&s, rd, 1, "pipes-drain");
 	for (int i = 0; i < 100 && metric(&s, "recallgate_pipe_reads_waiting") < 1; i++)
@@ -302,7 +279,7 @@ static void test_drain_answers_waiting_reads(void **state)
 	IT_CHECK(it_server_signal(&s, SIGTERM) == 0, "SIGTERM");
 	int rc = it_server_wait(&s, 10);
 	long long took = it_now_ms() - t0;
-	unlock_modes(locker);
+	it_db_unlock(locker);
 	pthread_join(rd[0].th, NULL);
 	IT_PROBLEM(&rd[0].resp, 503, "shutting_down");
 	it_resp_free(&rd[0].resp);
