@@ -97,7 +97,7 @@ def main():
     args = ap.parse_args()
     log_dir = tempfile.mkdtemp(prefix="rg-bench-events-")
     env = {"RECALLGATE_LOG_LEVEL": "warn", "RECALLGATE_MAX_CLIENT_CONNECTIONS": "0",
-           "RECALLGATE_MAX_STREAMS": "2000"}
+           "RECALLGATE_MAX_STREAMS": "2000", "RECALLGATE_MAX_STREAMS_PER_TENANT": "2000"}
     a = Instance(args.bin, log_dir, "a", env).start()
     b = Instance(args.bin, log_dir, "b", env).start()
     try:

@@ -170,8 +170,12 @@ def main():
     args = ap.parse_args()
     log_dir = tempfile.mkdtemp(prefix="rg-load-")
     with own_database(args.bin, "rg_load"):
+        # One tenant holds every stream here: its share (a quarter of the instance's by
+        # default) is raised to the instance's, the load being the point, not fairness.
         inst = Instance(args.bin, log_dir, "load", {"RECALLGATE_LOG_LEVEL": "warn",
-                                                 "RECALLGATE_MAX_CLIENT_CONNECTIONS": "0"}).start()
+                                                 "RECALLGATE_MAX_CLIENT_CONNECTIONS": "0",
+                                                 "RECALLGATE_MAX_STREAMS_PER_TENANT": "1024"}
+                        ).start()
         try:
             quiet = open_raw(inst, token(args.bin, unique("quiet"), SCOPES))
             opened = time.monotonic()
