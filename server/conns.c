@@ -9,6 +9,9 @@
 #include "server/clock.h"
 
 #define WATCH_EVERY_MS 100
+/* A body's end of stream must be seen on this many watches in a row: a request whose whole
+ * body and FIN came at once has had its final access call long before the second. */
+#define HALF_CLOSED_WATCHES 2
 
 /* A connection whose request head is awaited, on one of two lists: each list's deadlines are
  * its entries' times plus the same offset, so each is oldest first and the watchdog only ever
@@ -22,6 +25,7 @@ struct conn_entry {
 	 * conns_headers_done and conns_request_line (the common case: nothing to do) */
 	_Atomic(struct deadlines *) list;
 	struct conn_entry *prev, *next;
+	unsigned eof_watches; /* on the bodies list: watches in a row that saw the end */
 };
 
 struct deadlines {
@@ -39,10 +43,12 @@ static struct {
 	 * RECALLGATE_CONNECTION_TIMEOUT (libmicrohttpd's idle limit, which every byte resets)
 	 * plus RECALLGATE_HEADER_TIMEOUT */
 	struct deadlines next;
+	/* requests whose body is arriving: watched for a half-close (no deadline) */
+	struct deadlines bodies;
 	long long header_ms;
 	bool running, stopping;
 	pthread_t watchdog;
-	atomic_ullong timeouts;
+	atomic_ullong timeouts, half_closed;
 } w = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 
 /* With w.lock held. */
@@ -88,6 +94,25 @@ static void cut_expired(struct deadlines *l, long long now)
 	}
 }
 
+/* With w.lock held: shuts down the connections of the bodies list whose client has shut its
+ * sending side with nothing left unread (recv peeks: libmicrohttpd reads what was sent). */
+static void cut_half_closed(void)
+{
+	for (struct conn_entry *e = w.bodies.head, *next; e; e = next) {
+		next = e->next;
+		char byte;
+		if (recv(e->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) != 0) {
+			e->eof_watches = 0; /* data, or nothing yet (EAGAIN) */
+			continue;
+		}
+		if (++e->eof_watches < HALF_CLOSED_WATCHES)
+			continue;
+		shutdown(e->fd, SHUT_RDWR);
+		unlink_entry(e);
+		atomic_fetch_add(&w.half_closed, 1);
+	}
+}
+
 /* The socket stays open (libmicrohttpd closes it, after conns_closed): the entry is still on
  * the list under the lock, so its fd cannot have been reused by another connection. */
 static void *watch(void *arg)
@@ -98,6 +123,7 @@ static void *watch(void *arg)
 		long long now = mono_ms();
 		cut_expired(&w.heads, now);
 		cut_expired(&w.next, now);
+		cut_half_closed();
 		struct timespec ts = realtime_in_ms(WATCH_EVERY_MS);
 		pthread_cond_timedwait(&w.wake, &w.lock, &ts);
 	}
@@ -152,12 +178,26 @@ void conns_request_line(struct conn_entry *e)
 	pthread_mutex_unlock(&w.lock);
 }
 
-void conns_headers_done(struct conn_entry *e)
+void conns_headers_done(struct conn_entry *e, bool with_body)
 {
-	if (e == NULL || atomic_load(&e->list) == NULL)
+	if (e == NULL || (atomic_load(&e->list) == NULL && !with_body))
 		return;
 	pthread_mutex_lock(&w.lock);
 	unlink_entry(e);
+	if (with_body) {
+		e->eof_watches = 0;
+		append_entry(&w.bodies, e, mono_ms());
+	}
+	pthread_mutex_unlock(&w.lock);
+}
+
+void conns_body_done(struct conn_entry *e)
+{
+	if (e == NULL || atomic_load(&e->list) != &w.bodies)
+		return;
+	pthread_mutex_lock(&w.lock);
+	if (atomic_load(&e->list) == &w.bodies)
+		unlink_entry(e);
 	pthread_mutex_unlock(&w.lock);
 }
 
@@ -184,4 +224,9 @@ void conns_closed(struct conn_entry *e)
 unsigned long long conns_header_timeouts(void)
 {
 	return atomic_load(&w.timeouts);
+}
+
+unsigned long long conns_half_closed(void)
+{
+	return atomic_load(&w.half_closed);
 }

@@ -232,12 +232,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		const union MHD_ConnectionInfo *sc =
 			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 		struct conn_state *cs = sc ? sc->socket_context : NULL;
+		const char *length = header(conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		bool with_body = header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING) ||
+				 (length && strtoull(length, NULL, 10) > 0);
 		if (cs)
-			conns_headers_done(cs->deadline);
+			conns_headers_done(cs->deadline, with_body);
 		framing_request_seen(cs);
 		r = request_new(srv, conn, method, url);
 		if (r == NULL)
 			return MHD_NO;
+		r->conn_entry = cs ? cs->deadline : NULL;
 		const union MHD_ConnectionInfo *hs =
 			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
 		bool uri_too_long = cs && cs->uri_too_long;
@@ -307,6 +311,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	conns_body_done(r->conn_entry); /* the final call: the body is complete */
 	if (r->status != 0)
 		return MHD_YES; /* already answered (early 413) */
 	if (r->authenticated && r->routed == ROUTER_FOUND && r->match.route->split &&

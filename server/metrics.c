@@ -177,8 +177,12 @@ char *metrics_render(size_t *len)
 		"# HELP recallgate_http_header_timeouts_total Connections closed because a request's "
 		"head did not arrive within its deadline (RECALLGATE_HEADER_TIMEOUT).\n"
 		"# TYPE recallgate_http_header_timeouts_total counter\n"
-		"recallgate_http_header_timeouts_total %llu\n",
-		conns_header_timeouts());
+		"recallgate_http_header_timeouts_total %llu\n"
+		"# HELP recallgate_http_half_closed_total Connections shut down because their client "
+		"ended its side in the middle of a request body (it could never complete).\n"
+		"# TYPE recallgate_http_half_closed_total counter\n"
+		"recallgate_http_half_closed_total %llu\n",
+		conns_header_timeouts(), conns_half_closed());
 	/* No token, tenant or address label: the counts are the instance's (privacy, bounded). */
 	struct ratelimit_stats rs;
 	ratelimit_get_stats(&rs);

@@ -96,6 +96,7 @@ struct request {
 	enum rg_status pipe_st;
 	PGresult *pipe_res;
 	struct clients_ticket client; /* counted in flight for its forwarded client */
+	struct conn_entry *conn_entry; /* its connection's deadlines (conns.h), or NULL */
 	struct idem_request idem;     /* idempotency.c: a write with an Idempotency-Key */
 	struct router_match match; /* large: keep it last */
 };

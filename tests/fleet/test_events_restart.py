@@ -72,7 +72,9 @@ def test():
                                                        stop), daemon=True)
             t.start()
             consumers.append((t, st))
-        w = fleet.Writers(f.gateway_url, token, ["mode"] * 4, pace_s=0.005).start()
+        # keyed, so that nginx may pass a PUT to the other instance (docker/nginx.conf)
+        w = fleet.Writers(f.gateway_url, token, ["mode"] * 4, pace_s=0.005,
+                          keyed=("mode",)).start()
         try:
             time.sleep(1.5)
             for inst in f.instances:
