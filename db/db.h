@@ -98,16 +98,16 @@ enum rg_status db_exec(struct db_conn *conn, const struct db_stmt *stmt,
 enum rg_status db_exec_script(struct db_conn *conn, const char *sql,
 			      struct db_error *err) RG_MUSTCHECK;
 
-/* Who performs an audited mutation. All borrowed. token_id is NULL for the CLI. */
 /* A transaction held across several statements (an Idempotency-Key's write and its kept
  * answer, db/idempotency.h). Inside it every db_exec runs under a savepoint: a statement that
  * fails rolls back alone, as in autocommit, and the transaction goes on. A connection
- * released with its transaction open is closed and replaced. */
+ * released with its transaction open is rolled back then, and replaced at its next acquire. */
 enum rg_status db_tx_begin(struct db_conn *c, struct db_error *err) RG_MUSTCHECK;
 enum rg_status db_tx_commit(struct db_conn *c, struct db_error *err) RG_MUSTCHECK;
 /* Rolls back what the transaction did; nothing when none is open. */
 void db_tx_rollback(struct db_conn *c);
 
+/* Who performs an audited mutation. All borrowed. token_id is NULL for the CLI. */
 struct db_actor {
 	const char *tenant_id;
 	const char *token_id;

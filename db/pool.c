@@ -336,9 +336,13 @@ void db_release(struct db_pool *p, struct db_conn *c)
 {
 	if (c == NULL)
 		return;
-	/* A connection left inside a transaction (a failed multi-statement path) is unusable. */
-	if (c->pg && (c->in_tx || PQtransactionStatus(c->pg) != PQTRANS_IDLE))
+	/* A connection left inside a transaction (a failed multi-statement path) is rolled back
+	 * now, so that its locks go with it (an Idempotency-Key's would say "in flight"), and is
+	 * replaced at its next acquire. */
+	if (c->pg && (c->in_tx || PQtransactionStatus(c->pg) != PQTRANS_IDLE)) {
+		PQclear(PQexec(c->pg, "ROLLBACK"));
 		c->broken = true;
+	}
 	c->in_tx = false;
 	size_t i = (size_t)(c - p->conns);
 	c->idle_since_ms = coarse_ms();
@@ -448,8 +452,11 @@ enum rg_status db_exec(struct db_conn *c, const struct db_stmt *stmt, const char
 	if (st != RG_OK)
 		return st;
 	st = exec_one(c, stmt, params, res, err);
+	/* after a rollback to it the savepoint stays: release it too, or each failed statement
+	 * would leave a subtransaction open to the commit */
 	enum rg_status end = command(c, st == RG_OK ? "RELEASE SAVEPOINT rg_statement"
-						     : "ROLLBACK TO SAVEPOINT rg_statement",
+						     : "ROLLBACK TO SAVEPOINT rg_statement; "
+						       "RELEASE SAVEPOINT rg_statement",
 				     st == RG_OK ? err : NULL);
 	if (st == RG_OK && end != RG_OK) {
 		PQclear(*res);

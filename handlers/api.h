@@ -105,6 +105,9 @@ struct h_route {
 	 * /mcp runs a tool that waits on a provider where that tool's route runs. */
 	enum h_lane (*lane_for)(const char *body, size_t len);
 	const struct h_split *split; /* NULL, or its handler in two steps */
+	/* The answer holds a secret (a new token): it may not be kept for an Idempotency-Key's
+	 * replay (server/idempotency.c refuses the key). */
+	bool secret_answer;
 };
 
 /* GET /v1/events: where a stream starts and what it sends (API.md §10). */

@@ -4,19 +4,19 @@
 #include "handlers/handlers.h"
 
 #define ROUTE(method, path, handler, scope) \
-	{method, path, handler, scope, NULL, NULL, H_LANE_WORKER, NULL, NULL}
+	{method, path, handler, scope, NULL, NULL, H_LANE_WORKER, NULL, NULL, false}
 #define ROUTE_BODY(method, path, handler, scope, body, check) \
-	{method, path, handler, scope, body, check, H_LANE_WORKER, NULL, NULL}
+	{method, path, handler, scope, body, check, H_LANE_WORKER, NULL, NULL, false}
 /* A one-statement read: server/ may send it on a pipe (server/pipes.c) instead of a worker. */
 #define ROUTE_PIPED(method, path, handler, scope, split) \
-	{method, path, handler, scope, NULL, NULL, H_LANE_WORKER, NULL, split}
+	{method, path, handler, scope, NULL, NULL, H_LANE_WORKER, NULL, split, false}
 /* Answered on the I/O thread: no database, no provider, nothing that can block. */
 #define ROUTE_INLINE(method, path, handler) \
-	{method, path, handler, 0, NULL, NULL, H_LANE_INLINE, NULL, NULL}
+	{method, path, handler, 0, NULL, NULL, H_LANE_INLINE, NULL, NULL, false}
 /* Waits on a provider, or must not queue behind busy workers: the elastic lane, so that a hung
  * provider holds no worker. */
 #define ROUTE_ELASTIC(method, path, handler, scope, body) \
-	{method, path, handler, scope, body, NULL, H_LANE_ELASTIC, NULL, NULL}
+	{method, path, handler, scope, body, NULL, H_LANE_ELASTIC, NULL, NULL, false}
 
 const struct h_route h_routes[] = {
 	ROUTE_INLINE("GET", "/healthz", h_healthz),
@@ -29,9 +29,11 @@ const struct h_route h_routes[] = {
 	ROUTE_INLINE("GET", "/ui/views/{file}", h_ui_file),
 	/* Any valid token: each tool checks its own route's scope. The lane is the called tool's
 	 * route's (a provider's tool runs on the elastic lane). */
-	{"POST", "/mcp", h_mcp, H_SCOPE_TOKEN, NULL, NULL, H_LANE_WORKER, h_mcp_lane, NULL},
+	{"POST", "/mcp", h_mcp, H_SCOPE_TOKEN, NULL, NULL, H_LANE_WORKER, h_mcp_lane, NULL, false},
 
-	ROUTE_BODY("POST", "/v1/tokens", h_token_create, RG_SCOPE_ADMIN, h_token_create_body, NULL),
+	/* Its answer is the token itself: never kept for an Idempotency-Key's replay. */
+	{"POST", "/v1/tokens", h_token_create, RG_SCOPE_ADMIN, h_token_create_body, NULL,
+	 H_LANE_WORKER, NULL, NULL, true},
 	ROUTE("GET", "/v1/tokens", h_token_list, RG_SCOPE_ADMIN),
 	ROUTE("DELETE", "/v1/tokens/{token_id}", h_token_delete, RG_SCOPE_ADMIN),
 

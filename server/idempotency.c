@@ -5,11 +5,12 @@
  * another request with the key is 409 operation_conflict, and so is one that comes while the
  * first is still running (with Retry-After: 1). A refused request wrote nothing and keeps
  * nothing: sent again, it runs again. Keys belong to the token and live 24 h.
- * The key's transaction holds a pool connection from the first statement to the answer, so
- * it is kept only where that is short: a route that runs inline (it writes nothing), one
- * without a token, and one that waits on a provider (decision-context retrieve, semantic
- * preference recall, their MCP tools: advisory and fail-open, and a hung provider must not
- * hold a database connection for its deadline) ignore the key. */
+ * A route that runs inline (it writes nothing) and one without a token ignore the key. Two
+ * kinds refuse it (422 naming Idempotency-Key), so that a client or the gateway never takes
+ * a write for keyed that is not: one that waits on a provider (decision-context retrieve,
+ * semantic recall, a doctor, their MCP tools: the key's transaction would hold a pool
+ * connection for the provider's deadline), and one whose answer holds a secret (a new
+ * token: kept, it would sit in the database in clear for 24 h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +25,7 @@
 static bool is_write(const char *method)
 {
 	return strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
-	       strcmp(method, "DELETE") == 0;
+	       strcmp(method, "PATCH") == 0 || strcmp(method, "DELETE") == 0;
 }
 
 /* 1..128 visible ASCII characters (%x21-7E), as API.md §0 says. */
@@ -94,15 +95,21 @@ static void replay(struct request *r, struct db_idem_answer *a)
 bool idem_begin(struct request *r)
 {
 	struct h_ctx *ctx = &r->ctx;
-	if (!r->on_lane || r->waits_on_providers || !is_write(r->method) || ctx->token_id == NULL ||
-	    !ctx->token_id[0])
+	if (!r->on_lane || !is_write(r->method) || ctx->token_id == NULL || !ctx->token_id[0])
 		return true;
 	const char *key = header(r->conn, IDEM_HEADER);
 	if (key == NULL)
 		return true;
-	if (!key_valid(key)) {
+	const char *refused = NULL;
+	if (!key_valid(key))
+		refused = "must be 1 to 128 visible ASCII characters";
+	else if (r->waits_on_providers)
+		refused = "must be absent on a request that waits on a provider";
+	else if (ctx->route->secret_answer)
+		refused = "must be absent on a request whose answer holds a secret";
+	if (refused) {
 		json_t *errors = json_array();
-		core_fields_error(errors, IDEM_HEADER, "must be 1 to 128 visible ASCII characters");
+		core_fields_error(errors, IDEM_HEADER, refused);
 		h_problem(ctx, PROBLEM_VALIDATION_FAILED, NULL, errors);
 		return false;
 	}
@@ -157,10 +164,10 @@ static bool answer_of(const struct h_ctx *ctx, struct db_idem_answer *a, char **
 			return false;
 		*owned = strndup(ctx->raw ? ctx->raw : "", ctx->raw_len);
 		a->content_type = (char *)ctx->content_type;
-	} else if (ctx->status != 204) {
-		*owned = ctx->reply ? json_dumps(ctx->reply, JSON_COMPACT) : strdup("");
+	} else if (ctx->reply != NULL) {
+		*owned = json_dumps(ctx->reply, JSON_COMPACT);
 		a->content_type = "application/json; charset=utf-8";
-	} else {
+	} else { /* 204, or another 2xx without a body: none again */
 		*owned = strdup("");
 	}
 	a->body = *owned;
@@ -202,8 +209,9 @@ void idem_end(struct request *r)
 	db_release(ctx->pool, c);
 	if (st != RG_OK) {
 		/* Rolled back: the write did not happen, so the answer may not say it did. */
-		log_warn(r->request_id, "idempotency: the keyed write was rolled back (%s)",
-			 ctx->dberr.sqlstate[0] ? ctx->dberr.sqlstate : "no memory");
+		log_warn(r->request_id, "idempotency: the keyed write was rolled back (%s%s%s)",
+			 st == RG_NOMEM ? "no memory" : ctx->dberr.message,
+			 ctx->dberr.sqlstate[0] ? " SQLSTATE " : "", ctx->dberr.sqlstate);
 		json_decref(ctx->reply);
 		ctx->reply = NULL;
 		ctx->etag[0] = ctx->location[0] = '\0';

@@ -199,9 +199,8 @@ static int cmd_health(void)
 {
 	enum { HEALTH_TIMEOUT_MS = 2000 };
 	struct rg_config cfg;
-	int rc = load_config(&cfg, false);
-	if (rc)
-		return rc;
+	if (load_config(&cfg, false) != 0)
+		return 1; /* not 2: Docker reserves a HEALTHCHECK's exit 2 */
 	const char *host = cfg.host;
 	if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0 || host[0] == '\0')
 		host = "127.0.0.1"; /* [::] serves IPv4 too */

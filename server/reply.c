@@ -30,7 +30,7 @@ static void add_common_headers(struct request *r, struct MHD_Response *resp)
 		MHD_add_response_header(resp, "Access-Control-Allow-Origin", origin);
 		MHD_add_response_header(resp, "Vary", "Origin");
 		MHD_add_response_header(resp, "Access-Control-Expose-Headers",
-					"ETag, Location, X-Request-Id");
+					"ETag, Location, X-Request-Id, Idempotent-Replayed, Retry-After");
 	}
 }
 
@@ -138,7 +138,8 @@ enum MHD_Result reply_preflight(struct request *r)
 		MHD_add_response_header(resp, "Access-Control-Allow-Methods", r->match.allow);
 		MHD_add_response_header(
 			resp, "Access-Control-Allow-Headers",
-			"Authorization, Content-Type, If-Match, X-Request-Id, traceparent");
+			"Authorization, Content-Type, If-Match, Idempotency-Key, X-Request-Id, "
+			"traceparent");
 		MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
 	}
 	return reply_queue(r, 204, resp);

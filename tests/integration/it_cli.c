@@ -340,9 +340,8 @@ static void test_health(void **state)
 	expect_health("0.0.0.0", s.port, 0, NULL);
 	IT_CHECK(it_server_stop(&s) == 0, "no clean exit after SIGTERM");
 	expect_health("127.0.0.1", s.port, 1, "/readyz");
-	const char *args[] = {"health", NULL};
-	const char *bad[] = {"RECALLGATE_ADDR=127.0.0.1", NULL};
-	expect_usage_error_saying("health with a bad address", args, bad, "RECALLGATE_ADDR", NULL);
+	/* a bad address: 1, not 2 (Docker reserves a HEALTHCHECK's exit 2), with the reason */
+	expect_health("", 0, 1, "RECALLGATE_ADDR");
 	const char *extra[] = {"health", "now", NULL};
 	expect_usage_error("health with an argument", extra, NULL);
 }

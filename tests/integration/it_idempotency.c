@@ -4,8 +4,8 @@
  * true) and changes nothing; another request with the key is 409 operation_conflict, and so
  * is one that comes while the first is in flight (with Retry-After: 1); a refused write keeps
  * nothing; keys are per token; the key's shape at its edge (128 bytes pass, 129 are 422);
- * POST and DELETE replay too, and so does POST /mcp; a kept answer survives a kill -9 of the
- * server.
+ * POST, PATCH and DELETE replay too, and so does POST /mcp; a new token's POST and a
+ * provider-waiting request refuse the key; a kept answer survives a kill -9 of the server.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -250,6 +250,57 @@ static void test_post_and_delete(void **state)
 	free(content);
 }
 
+/* PATCH replays like the others; a route that cannot keep its answer refuses the key (422
+ * naming Idempotency-Key) and does nothing: one whose answer holds a secret (a new token would
+ * sit in the database in clear), one that waits on a provider */
+static void test_patch_and_refusals(void **state)
+{
+	(void)state;
+	char *ext = it_unique("idem-ext");
+	char body[512];
+	snprintf(body, sizeof body,
+		 "{\"extension_id\":\"%s\",\"protocol\":\"decision_context_advisory_provider_v0\","
+		 "\"endpoint_url\":\"http://127.0.0.1:9/dc\",\"timeout_seconds\":5,"
+		 "\"permissions\":[\"decision_context.read\"],\"enabled\":true}",
+		 ext);
+	struct it_resp a, b;
+	it_request(&srv, "POST", "/v1/providers", admin, body, NULL, &a);
+	IT_STATUS(&a, 201);
+	it_resp_free(&a);
+	char path[200];
+	snprintf(path, sizeof path, "/v1/providers/%s", ext);
+	char *key = it_unique("key");
+	const char patch[] = "{\"expected_revision\":1,\"enabled\":false}";
+	keyed(&srv, "PATCH", path, admin, patch, key, &a);
+	IT_STATUS(&a, 200);
+	keyed(&srv, "PATCH", path, admin, patch, key, &b);
+	IT_CHECK(b.status == 200 && replayed(&b) && strcmp(a.body, b.body) == 0,
+		 "keyed PATCH again: %ld %s", b.status, b.body);
+	it_resp_free(&a);
+	it_resp_free(&b);
+
+	keyed(&srv, "POST", "/v1/tokens", admin, "{\"name\":\"idem-secret\",\"scopes\":[\"admin\"]}",
+	      key, &a);
+	IT_PROBLEM(&a, 422, "validation_failed");
+	IT_FIELD(&a, "Idempotency-Key");
+	it_resp_free(&a);
+	it_request(&srv, "GET", "/v1/tokens", admin, NULL, NULL, &a);
+	IT_CHECK(a.body && !strstr(a.body, "idem-secret"), "a refused keyed POST made a token");
+	it_resp_free(&a);
+
+	snprintf(body, sizeof body,
+		 "{\"extension_id\":\"%s\",\"namespace\":\"n\",\"scope_ref\":\"s\",\"query\":\"q\","
+		 "\"query_summary\":\"idem\",\"max_results\":1,\"timeout_seconds\":1,"
+		 "\"observed_at\":\"2026-11-29T21:07:22.123Z\"}",
+		 ext);
+	keyed(&srv, "POST", "/v1/decision-context/retrieve", admin, body, key, &a);
+	IT_PROBLEM(&a, 422, "validation_failed");
+	IT_FIELD(&a, "Idempotency-Key");
+	it_resp_free(&a);
+	free(key);
+	free(ext);
+}
+
 /* a tool call's write joins the POST /mcp's key: the call again is the kept answer */
 static void test_mcp(void **state)
 {
@@ -355,6 +406,7 @@ int main(void)
 	    cmocka_unit_test(test_refusal_not_kept),
 	    cmocka_unit_test(test_key_shape),
 	    cmocka_unit_test(test_post_and_delete),
+	    cmocka_unit_test(test_patch_and_refusals),
 	    cmocka_unit_test(test_mcp),
 	    cmocka_unit_test(test_in_flight),
 	    cmocka_unit_test(test_survives_kill),

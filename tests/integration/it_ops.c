@@ -229,7 +229,9 @@ static void test_cors(void **state)
 	expect_cors(&r);
 	const char *expose = it_resp_header(&r, "Access-Control-Expose-Headers");
 	IT_CHECK(expose && list_contains(expose, "ETag") && list_contains(expose, "X-Request-Id") &&
-		     list_contains(expose, "Location"),
+		     list_contains(expose, "Location") &&
+		     list_contains(expose, "Idempotent-Replayed") &&
+		     list_contains(expose, "Retry-After"),
 		 "Access-Control-Expose-Headers is %s", expose ? expose : "missing");
 	it_resp_free(&r);
 
@@ -260,7 +262,8 @@ static void test_cors(void **state)
 		 "Access-Control-Allow-Methods is %s", m ? m : "missing");
 	const char *h = it_resp_header(&r, "Access-Control-Allow-Headers");
 	IT_CHECK(h && list_contains(h, "Authorization") && list_contains(h, "Content-Type") &&
-		     list_contains(h, "If-Match") && list_contains(h, "X-Request-Id"),
+		     list_contains(h, "If-Match") && list_contains(h, "X-Request-Id") &&
+		     list_contains(h, "Idempotency-Key"),
 		 "Access-Control-Allow-Headers is %s", h ? h : "missing");
 	const char *age = it_resp_header(&r, "Access-Control-Max-Age");
 	IT_CHECK(age && strcmp(age, "600") == 0, "Access-Control-Max-Age is %s",
