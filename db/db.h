@@ -56,7 +56,13 @@ PGconn *db_connect(const char *url, const char *application_name, unsigned state
 struct db_pool_stats {
 	unsigned size, in_use, waiting;
 	uint64_t acquire_timeouts;
+	uint64_t statement_retries; /* statements run again after a 40001 or 40P01 */
 };
+
+/* A statement that fails with a serialization failure or a deadlock (40001, 40P01) is run
+ * again, this many times at most in all, before db_exec reports RG_RETRY: the failure rolled
+ * it back (alone, inside a held transaction), so running it again is running it once. */
+#define DB_STATEMENT_ATTEMPTS 3
 
 /* true when libpq can parse url (a connection URI or conninfo string); nothing is contacted.
  * Otherwise `why` holds libpq's reason on one line, with every quoted part of it replaced by

@@ -85,7 +85,7 @@ enum rg_status db_pipe_send(struct db_pipe *p, const struct db_stmt *stmt,
 			    const char *const *params, struct db_error *err)
 {
 	if (!is_piped(stmt))
-		return RG_RETRY;
+		return RG_NOT_SENT;
 	if (!PQsendQueryPrepared(p->pg, stmt->name, stmt->nparams, params, NULL, NULL, 0) ||
 	    !PQpipelineSync(p->pg)) {
 		/* Part of it may be out: the pipe cannot be trusted any more. */

@@ -20,7 +20,7 @@ enum rg_status db_pipe_open(const char *url, struct db_pipe **out,
 void db_pipe_close(struct db_pipe *p);
 int db_pipe_socket(const struct db_pipe *p);
 
-/* Queues stmt and its sync, and writes out what it can. RG_RETRY, with nothing sent, when
+/* Queues stmt and its sync, and writes out what it can. RG_NOT_SENT, with nothing sent, when
  * stmt is not one pipes may send (db/pipe.c's list); on any other failure the pipe cannot be
  * used any more: close it. */
 enum rg_status db_pipe_send(struct db_pipe *p, const struct db_stmt *stmt,

@@ -40,6 +40,7 @@ struct db_pool {
 	atomic_uint in_use;
 	atomic_uint waiting;
 	atomic_ullong timeouts;
+	atomic_ullong retries;
 	atomic_bool cancelling; /* db_pool_cancel_busy was called */
 	pthread_mutex_t cancel_lock;
 	struct db_conn *conns;
@@ -170,6 +171,7 @@ void db_pool_get_stats(struct db_pool *p, struct db_pool_stats *out)
 	out->in_use = atomic_load(&p->in_use);
 	out->waiting = atomic_load(&p->waiting);
 	out->acquire_timeouts = atomic_load(&p->timeouts);
+	out->statement_retries = atomic_load(&p->retries);
 }
 
 bool db_error_is_pool_busy(const struct db_error *err)
@@ -440,8 +442,9 @@ static enum rg_status command(struct db_conn *c, const char *sql, struct db_erro
 	return st;
 }
 
-enum rg_status db_exec(struct db_conn *c, const struct db_stmt *stmt, const char *const *params,
-		       PGresult **res, struct db_error *err)
+/* One attempt of db_exec. */
+static enum rg_status exec_attempt(struct db_conn *c, const struct db_stmt *stmt,
+				   const char *const *params, PGresult **res, struct db_error *err)
 {
 	if (!c->in_tx)
 		return exec_one(c, stmt, params, res, err);
@@ -462,6 +465,23 @@ enum rg_status db_exec(struct db_conn *c, const struct db_stmt *stmt, const char
 		PQclear(*res);
 		*res = NULL;
 		return end;
+	}
+	return st;
+}
+
+/* The one place where a serialization failure or a deadlock is retried (DESIGN.md): a short
+ * pause that grows, so that the transaction it lost to can finish first. */
+enum rg_status db_exec(struct db_conn *c, const struct db_stmt *stmt, const char *const *params,
+		       PGresult **res, struct db_error *err)
+{
+	enum rg_status st = exec_attempt(c, stmt, params, res, err);
+	for (int attempt = 1; st == RG_RETRY && attempt < DB_STATEMENT_ATTEMPTS; attempt++) {
+		atomic_fetch_add(&c->pool->retries, 1);
+		/* 2-4 ms, then 4-6: the connection's slot staggers two losers of one race */
+		long ms = attempt * 2 + (long)(c - c->pool->conns) % 3;
+		struct timespec pause = {0, ms * 1000000L};
+		nanosleep(&pause, NULL);
+		st = exec_attempt(c, stmt, params, res, err);
 	}
 	return st;
 }

@@ -133,7 +133,7 @@ enum rg_status auth_verify_cached(const char *authorization, struct auth_princip
 	unsigned char digest[32];
 	if (!token_digest(authorization, digest))
 		return RG_NOT_FOUND;
-	return cache_get(digest, out) ? RG_OK : RG_RETRY;
+	return cache_get(digest, out) ? RG_OK : RG_NEEDS_DATABASE;
 }
 
 enum rg_status auth_verify(struct db_pool *pool, const char *authorization,

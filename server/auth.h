@@ -19,7 +19,7 @@ void auth_shutdown(void);
 
 /* Verifies an Authorization header value without the database, for the I/O threads. RG_OK
  * fills *out (a cached token); RG_NOT_FOUND for a missing or malformed header (→ 401);
- * RG_RETRY when only the database can say (call auth_verify from a worker). */
+ * RG_NEEDS_DATABASE when only the database can say (call auth_verify from a worker). */
 enum rg_status auth_verify_cached(const char *authorization,
 				  struct auth_principal *out) RG_MUSTCHECK;
 /* Verifies an Authorization header value. RG_OK fills *out; RG_NOT_FOUND for a missing,

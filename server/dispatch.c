@@ -99,7 +99,7 @@ bool dispatch_authenticate(struct request *r, enum MHD_Result *ret)
 	enum rg_status st =
 		r->on_lane ? auth_verify(r->srv->pool, authorization, &r->who, &r->held, &r->dberr)
 			   : auth_verify_cached(authorization, &r->who);
-	if (st == RG_RETRY && !r->on_lane)
+	if (st == RG_NEEDS_DATABASE && !r->on_lane)
 		return false;
 	if (st == RG_OK) {
 		r->authenticated = true;

@@ -165,9 +165,14 @@ char *metrics_render(size_t *len)
 		"# HELP recallgate_db_pool_acquire_timeouts_total Pool acquisitions that timed out.\n"
 		"# TYPE recallgate_db_pool_acquire_timeouts_total counter\n"
 		"recallgate_db_pool_acquire_timeouts_total %llu\n"
+		"# HELP recallgate_db_statement_retries_total Statements run again after a "
+		"serialization failure or a deadlock (at most 2 per statement).\n"
+		"# TYPE recallgate_db_statement_retries_total counter\n"
+		"recallgate_db_statement_retries_total %llu\n"
 		"# HELP recallgate_provider_calls_total Outbound provider calls by outcome.\n"
 		"# TYPE recallgate_provider_calls_total counter\n",
-		ps.size, ps.in_use, ps.waiting, (unsigned long long)ps.acquire_timeouts);
+		ps.size, ps.in_use, ps.waiting, (unsigned long long)ps.acquire_timeouts,
+		(unsigned long long)ps.statement_retries);
 	for (size_t c = 0; c < N_CALLS; c++)
 		for (size_t o = 0; o < N_OUTCOMES; o++)
 			fprintf(f, "recallgate_provider_calls_total{call=\"%s\",outcome=\"%s\"} %llu\n",

@@ -349,10 +349,10 @@ bool pipes_submit(struct request *r)
 		return false;
 	pthread_mutex_lock(&s->mu);
 	bool ok = s->db != NULL && !s->broken && !s->closed;
-	enum rg_status st = ok ? r->ctx.route->split->send(&r->ctx, s->db) : RG_RETRY;
+	enum rg_status st = ok ? r->ctx.route->split->send(&r->ctx, s->db) : RG_NOT_SENT;
 	if (ok && st != RG_OK) {
 		ok = false;
-		if (st != RG_RETRY) { /* nothing was sent on RG_RETRY */
+		if (st != RG_NOT_SENT) { /* nothing was sent */
 			s->broken = true; /* the poller closes it */
 			atomic_store(&s->up, false);
 			wake_poller();
