@@ -1,5 +1,5 @@
 # Writes a C file of bytes compiled into the binary. MODE=db (the default): the migrations
-# (name + bytes, in order) and openapi.yaml (db/embedded.h). MODE=ui: every file under
+# and the SQL functions (name + bytes, in order) and openapi.yaml (db/embedded.h). MODE=ui: every file under
 # UI_DIR with its content type and an ETag from its SHA-256 (handlers/ui_files.h).
 function(rg_hex_literal path outvar)
   file(READ ${path} hex HEX)
@@ -77,6 +77,18 @@ else()
   endforeach()
   string(APPEND out "\nconst struct rg_embedded_file rg_migrations[] = {\n${table}};\n")
   string(APPEND out "const unsigned rg_migrations_count = ${i};\n\n")
+  string(REPLACE "|" ";" FUNCTIONS "${FUNCTIONS}")
+  set(table "")
+  set(i 0)
+  foreach(f ${FUNCTIONS})
+    get_filename_component(name ${f} NAME)
+    rg_hex_literal(${f} lit)
+    string(APPEND out "static const unsigned char fn_${i}[] = ${lit};\n")
+    string(APPEND table "  {\"${name}\", (const char *)fn_${i}, ${lit_len}},\n")
+    math(EXPR i "${i} + 1")
+  endforeach()
+  string(APPEND out "\nconst struct rg_embedded_file rg_functions[] = {\n${table}};\n")
+  string(APPEND out "const unsigned rg_functions_count = ${i};\n\n")
   rg_hex_literal(${OPENAPI} api)
   string(APPEND out "static const unsigned char openapi_bytes[] = ${api};\n")
   string(APPEND out "const char *const rg_openapi_yaml = (const char *)openapi_bytes;\n")

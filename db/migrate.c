@@ -29,6 +29,30 @@ static const char *lookup(PGresult *res, const char *version)
 	return NULL;
 }
 
+/* Every file of db/functions, in one transaction: each SQL function has one current text,
+ * there, and a migration holds schema changes (a function it needs that does not exist yet
+ * it creates itself, and the file takes over). Applied on every migrate, after the
+ * migrations, so that an edited file reaches the database with the next deploy. */
+static enum rg_status apply_functions(struct db_conn *conn, struct db_error *err)
+{
+	enum rg_status st = db_exec_script(conn, "BEGIN", err);
+	for (unsigned i = 0; st == RG_OK && i < rg_functions_count; i++) {
+		st = db_exec_script(conn, rg_functions[i].bytes, err);
+		if (st != RG_OK) { /* which file, for the operator */
+			char reason[sizeof err->message];
+			memcpy(reason, err->message, sizeof reason);
+			snprintf(err->message, sizeof err->message, "db/functions/%.60s: %.120s",
+				 rg_functions[i].name, reason);
+		}
+	}
+	if (st == RG_OK)
+		return db_exec_script(conn, "COMMIT", err);
+	struct db_error ignored;
+	if (db_exec_script(conn, "ROLLBACK", &ignored) != RG_OK)
+		return st; /* the connection is gone: the function's error is what matters */
+	return st;
+}
+
 enum rg_status db_migrate(struct db_conn *conn, unsigned *applied, struct db_error *err)
 {
 	PGresult *res = NULL;
@@ -79,6 +103,7 @@ enum rg_status db_migrate(struct db_conn *conn, unsigned *applied, struct db_err
 		PQclear(r2);
 		(*applied)++;
 	}
+	st = apply_functions(conn, err);
 out:
 	PQclear(res);
 	{

@@ -430,6 +430,64 @@ static void test_token_create(void **state)
 	free(tenant);
 }
 
+/* The rows of a one-column query (new, '\n'-joined) on the test database. */
+static char *column_of(PGconn *db, const char *sql)
+{
+	PGresult *r = PQexec(db, sql);
+	IT_CHECK(PQresultStatus(r) == PGRES_TUPLES_OK, "%s: %s", sql, PQerrorMessage(db));
+	size_t len = 1;
+	for (int i = 0; i < PQntuples(r); i++)
+		len += strlen(PQgetvalue(r, i, 0)) + 1;
+	char *out = calloc(1, len);
+	for (int i = 0; i < PQntuples(r); i++) {
+		strcat(out, PQgetvalue(r, i, 0));
+		strcat(out, "\n");
+	}
+	PQclear(r);
+	return out;
+}
+
+/* Each SQL function has one home, db/functions/<name>.sql, which migrate applies after the
+ * migrations every time: every function of the schema has its file and every file its
+ * function, and a function changed behind migrate's back gets its file's text again.
+ * (Functions named it_* are tests' own.) */
+static void test_functions_have_one_home(void **state)
+{
+	(void)state;
+	PGconn *db = PQconnectdb(getenv("DATABASE_URL"));
+	IT_CHECK(PQstatus(db) == CONNECTION_OK, "connect: %s", PQerrorMessage(db));
+	char *names = column_of(db, "SELECT DISTINCT p.proname FROM pg_proc p JOIN pg_namespace n"
+				    " ON n.oid = p.pronamespace WHERE n.nspname = 'public'"
+				    " AND p.proname NOT LIKE 'it\\_%' AND NOT EXISTS (SELECT 1 FROM"
+				    " pg_depend d WHERE d.objid = p.oid AND d.deptype = 'e')"
+				    " ORDER BY 1");
+	size_t n = 0;
+	for (char *line = names, *end; (end = strchr(line, '\n')) != NULL; line = end + 1, n++) {
+		*end = '\0';
+		char path[512];
+		snprintf(path, sizeof path, "%s/db/functions/%s.sql", RG_SOURCE_DIR, line);
+		FILE *f = fopen(path, "r");
+		IT_CHECK(f != NULL, "the function %s has no file db/functions/%s.sql", line, line);
+		fclose(f);
+	}
+	IT_CHECK(n >= 18, "only %zu functions in the database", n);
+	free(names);
+
+	PGresult *r = PQexec(db, "CREATE OR REPLACE FUNCTION public.epoch_ms(t timestamptz)"
+				 " RETURNS bigint LANGUAGE sql STABLE PARALLEL SAFE STRICT"
+				 " AS $f$ SELECT (extract(epoch FROM t) * 1000)::bigint + 0 $f$");
+	IT_CHECK(PQresultStatus(r) == PGRES_COMMAND_OK, "replace: %s", PQerrorMessage(db));
+	PQclear(r);
+	const char *args[] = {"migrate", NULL};
+	struct it_proc p;
+	IT_CHECK(it_run(args, NULL, 60, &p) == 0 && p.status == 0, "migrate failed");
+	it_proc_free(&p);
+	char *src = column_of(db, "SELECT prosrc FROM pg_proc WHERE proname = 'epoch_ms'");
+	IT_CHECK(strstr(src, "+ 0") == NULL, "migrate left the changed epoch_ms: %s", src);
+	free(src);
+	PQfinish(db);
+}
+
 static void test_migrate_twice(void **state)
 {
 	(void)state;
@@ -459,6 +517,7 @@ int main(void)
 	    cmocka_unit_test(test_ipv6_addresses),
 	    cmocka_unit_test(test_token_create),
 	    cmocka_unit_test(test_migrate_twice),
+	    cmocka_unit_test(test_functions_have_one_home),
 	};
 	int rc = cmocka_run_group_tests_name("it_cli", tests, group_setup, NULL);
 	it_cleanup();

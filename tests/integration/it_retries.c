@@ -68,6 +68,7 @@ static int group_teardown(void **state)
 	(void)state;
 	int rc = it_server_stop(&srv) == 0 ? 0 : -1;
 	sql("DROP TRIGGER IF EXISTS it_retry_inject ON thread_memory_modes");
+	sql("DROP FUNCTION IF EXISTS it_retry_inject()");
 	PQfinish(db);
 	free(prefix);
 	free(admin);

@@ -1,0 +1,35 @@
+-- memory_classify: its current definition, the one home of its text. `recallgate migrate` applies
+-- every file of db/functions/ after the migrations, each time it runs. (Defined before
+-- this folder existed by migrations 0004, 0008.)
+
+CREATE OR REPLACE FUNCTION public.memory_classify(p_tenant text, p_actor text, p_request text, p_source text, p_expected bigint, p_classification text, OUT outcome text, OUT previous text, OUT new_revision bigint, OUT effective_ms bigint, OUT current_revision bigint)
+ RETURNS record
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  r memory_records;
+BEGIN
+  PERFORM memory_write_lock(p_tenant);
+  SELECT * INTO r FROM memory_records
+   WHERE tenant_id = p_tenant AND record_id = p_source AND record_kind = 'source' FOR UPDATE;
+  IF NOT FOUND THEN outcome := 'not_found'; RETURN; END IF;
+  IF r.revision <> p_expected THEN
+    outcome := 'stale'; current_revision := r.revision; RETURN;
+  END IF;
+  previous := r.classification;
+  UPDATE memory_records
+     SET classification = p_classification, revision = revision + 1,
+         updated_at = date_trunc('milliseconds', now()),
+         ineligible_reasons = memory_source_reasons(r.revoked_at IS NOT NULL,
+             'assent_revoked' = ANY(r.ineligible_reasons), p_classification = 'cold'),
+         eligible = cardinality(memory_source_reasons(r.revoked_at IS NOT NULL,
+             'assent_revoked' = ANY(r.ineligible_reasons), p_classification = 'cold')) = 0
+   WHERE tenant_id = p_tenant AND record_id = p_source
+   RETURNING revision, epoch_ms(updated_at) INTO new_revision, effective_ms;
+  PERFORM memory_refresh_descendants(p_tenant, ARRAY[p_source]);
+  INSERT INTO audit_log (tenant_id, actor_token_id, action, resource_type, resource_id,
+                         revision_before, revision_after, request_id, details)
+  VALUES (p_tenant, p_actor, 'source.classification.updated', 'source', p_source,
+          p_expected, new_revision, p_request, jsonb_build_object('classification', p_classification));
+  outcome := 'ok';
+END $function$;
