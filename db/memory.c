@@ -79,8 +79,8 @@ static const struct db_stmt list_stmt = {
 	"   WHERE p.tenant_id = r.tenant_id AND p.derivative_id = r.record_id) END"
 	" FROM memory_records r WHERE r.tenant_id = $1 AND r.record_kind = $2 AND r.seq > $3::bigint"
 	" AND ($4::text IS NULL OR r.classification = $4)"
-	" AND ($5::text IS NULL OR ($5 = 'eligible') ="
-	"  (r.eligible AND (r.assent_expires_at IS NULL OR r.assent_expires_at > now())))"
+	" AND ($5::text IS NULL OR ($5 = 'eligible') = memory_retrievable(r.eligible,"
+	"  r.assent_expires_at))"
 	" AND ($6::text IS NULL OR r.source_kind = $6) AND ($7::text IS NULL OR r.thread_id = $7)"
 	" ORDER BY r.seq LIMIT $8::int",
 	8, true};
@@ -94,7 +94,7 @@ static const struct db_stmt content_stmt = {
 static const struct db_stmt readback_stmt = {
 	"mem_readback",
 	"SELECT s.revoked_at IS NOT NULL, d.record_id, d.derivative_kind,"
-	" d.eligible AND (d.assent_expires_at IS NULL OR d.assent_expires_at > now())"
+	" memory_retrievable(d.eligible, d.assent_expires_at)"
 	" FROM memory_records s"
 	" LEFT JOIN memory_lineage l ON l.tenant_id = s.tenant_id AND l.root_id = s.record_id"
 	" LEFT JOIN memory_records d ON d.tenant_id = l.tenant_id AND d.record_id = l.descendant_id"
@@ -109,8 +109,8 @@ static const struct db_stmt readback_stmt = {
 	"SELECT r.record_id, r.record_kind, r.revision, ts_rank(r.tsv, q)::float8 AS score," \
 	" r.content_hash" columns \
 	" FROM memory_records r, websearch_to_tsquery('english', $2) q" \
-	" WHERE r.tenant_id = $1 AND r.eligible AND r.tsv @@ q" \
-	" AND (r.assent_expires_at IS NULL OR r.assent_expires_at > now())" \
+	" WHERE r.tenant_id = $1 AND memory_retrievable(r.eligible, r.assent_expires_at)" \
+	" AND r.tsv @@ q" \
 	" AND r.record_kind = ANY($4::text[])" \
 	" AND NOT EXISTS (SELECT 1 FROM thread_memory_modes t WHERE t.tenant_id = $1" \
 	"  AND t.thread_id = $3 AND t.mode = 'disabled')" \
@@ -124,7 +124,7 @@ static const struct db_stmt explain_stmt = {
 	"SELECT r.record_id, r.record_kind, r.revision, r.classification,"
 	" array_to_string(r.ineligible_reasons, ','),"
 	" coalesce(r.assent_expires_at <= now(), false),"
-	" r.eligible AND (r.assent_expires_at IS NULL OR r.assent_expires_at > now()) AS ok,"
+	" memory_retrievable(r.eligible, r.assent_expires_at) AS ok,"
 	" EXISTS (SELECT 1 FROM thread_memory_modes t WHERE t.tenant_id = $1"
 	"  AND t.thread_id = $3 AND t.mode = 'disabled')"
 	" FROM memory_records r, websearch_to_tsquery('english', $2) q"

@@ -25,8 +25,7 @@ BEGIN
   END LOOP;
   IF EXISTS (SELECT 1 FROM memory_records
               WHERE tenant_id = p_tenant AND record_id = ANY(p_upstreams)
-                AND (NOT memory_records.eligible
-                     OR (assent_expires_at IS NOT NULL AND assent_expires_at <= now()))) THEN
+                AND NOT memory_retrievable(memory_records.eligible, assent_expires_at)) THEN
     outcome := 'upstream_ineligible'; RETURN;
   END IF;
   SELECT min(assent_expires_at) INTO expires FROM memory_records
