@@ -1,6 +1,6 @@
 -- memory_revoke: its current definition, the one home of its text. `recallgate migrate` applies
 -- every file of db/functions/ after the migrations, each time it runs. (Defined before
--- this folder existed by migrations 0004, 0008.)
+-- this folder existed by migrations 0004, 0008, 0017.)
 
 CREATE OR REPLACE FUNCTION public.memory_revoke(p_tenant text, p_actor text, p_request text, p_source text, p_expected bigint, p_reason text, OUT outcome text, OUT new_revision bigint, OUT revoked_ms bigint, OUT current_revision bigint)
  RETURNS record
@@ -18,7 +18,7 @@ BEGIN
   END IF;
   IF r.revoked_at IS NOT NULL THEN outcome := 'already_revoked'; RETURN; END IF;
   UPDATE memory_records
-     SET revoked_at = date_trunc('milliseconds', now()), revoke_reason = p_reason,
+     SET revoked_at = date_trunc('milliseconds', now()),
          revision = revision + 1, updated_at = date_trunc('milliseconds', now()),
          eligible = false,
          ineligible_reasons = memory_source_reasons(true,

@@ -10,13 +10,13 @@
 -- hash expression, which would draw it again).
 INSERT INTO audit_log (tenant_id, seq, at, actor_token_id, action, resource_type, resource_id,
                        revision_before, revision_after, request_id, details, prev_hash, hash,
-                       chain_pos, xid)
+                       chain_pos)
 SELECT s.tenant_id, s.seq, s.at, NULL, 'thread.memory_mode.updated', 'thread', s.resource_id,
        s.pos - 1, s.pos, NULL, s.details, s.prev_hash,
        audit_hash(s.prev_hash, ROW(s.tenant_id, s.seq, s.at, NULL, 'thread.memory_mode.updated',
                                    'thread', s.resource_id, s.pos - 1, s.pos, NULL, s.details,
-                                   s.prev_hash, NULL, s.pos, NULL)::audit_log),
-       s.pos, pg_current_xact_id()
+                                   s.prev_hash, NULL, s.pos)::audit_log),
+       s.pos
   FROM (SELECT $1::text AS tenant_id, nextval(pg_get_serial_sequence('audit_log', 'seq')) AS seq,
                date_trunc('milliseconds', now()) AS at, 'thr-' || g AS resource_id,
                $3::bigint AS pos,
