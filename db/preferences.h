@@ -4,7 +4,6 @@
 #ifndef RG_DB_PREFERENCES_H
 #define RG_DB_PREFERENCES_H
 
-#include <jansson.h>
 #include "db/db.h"
 
 struct db_pref_scope {
