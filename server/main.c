@@ -19,6 +19,7 @@
 #include "server/http.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/outbound.h"
 #include "server/ratelimit.h"
 
 #define EXIT_USAGE 2
@@ -185,19 +186,12 @@ static void raise_fd_limit(const struct rg_config *cfg)
 			 (unsigned long long)lim.rlim_cur, (unsigned long long)want);
 }
 
-static size_t discard_body(char *data, size_t size, size_t n, void *user)
-{
-	(void)data;
-	(void)user;
-	return size * n;
-}
-
 /* GET /readyz at the listen address, for a container's HEALTHCHECK or a Kubernetes exec probe
- * (the image then needs no curl). /readyz, not /healthz: it is 503 while the database is down
- * or unmigrated and while the server drains. DATABASE_URL is not needed. */
+ * (the image then needs no curl), through the providers' outbound client. /readyz, not
+ * /healthz: it is 503 while the database is down or unmigrated and while the server drains.
+ * DATABASE_URL is not needed. */
 static int cmd_health(void)
 {
-	enum { HEALTH_TIMEOUT_MS = 2000 };
 	struct rg_config cfg;
 	if (load_config(&cfg, false) != 0)
 		return 1; /* not 2: Docker reserves a HEALTHCHECK's exit 2 */
@@ -209,30 +203,18 @@ static int cmd_health(void)
 	snprintf(url, sizeof url, "http://%s%s%s:%u/readyz", v6 ? "[" : "", host, v6 ? "]" : "",
 		 cfg.port);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	CURL *curl = curl_easy_init();
-	long status = 0;
-	CURLcode res = CURLE_FAILED_INIT;
-	if (curl != NULL) {
-		curl_easy_setopt(curl, CURLOPT_URL, url);
-		curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
-		curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)HEALTH_TIMEOUT_MS);
-		curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard_body);
-		res = curl_easy_perform(curl);
-		if (res == CURLE_OK)
-			curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-		curl_easy_cleanup(curl);
-	}
+	struct h_call call = {.method = "GET", .url = url, .deadline_ms = 2000};
+	struct h_call_result res;
+	outbound_call(&call, NULL, &res);
+	free(res.body);
 	curl_global_cleanup();
-	if (res != CURLE_OK) {
-		fprintf(stderr, "recallgate: %s: %s\n", url, curl_easy_strerror(res));
-		return 1;
-	}
-	if (status != 200) {
-		fprintf(stderr, "recallgate: %s answered %ld\n", url, status);
-		return 1;
-	}
-	return 0;
+	if (res.http_status == 200)
+		return 0;
+	if (res.http_status == 0)
+		fprintf(stderr, "recallgate: %s: no answer\n", url);
+	else
+		fprintf(stderr, "recallgate: %s answered %ld\n", url, res.http_status);
+	return 1;
 }
 
 static int cmd_serve(void)
