@@ -105,10 +105,14 @@ enum rg_status db_exec_script(struct db_conn *conn, const char *sql,
 			      struct db_error *err) RG_MUSTCHECK;
 
 /* A transaction held across several statements (an Idempotency-Key's write and its kept
- * answer, db/idempotency.h). Inside it every db_exec runs under a savepoint: a statement that
- * fails rolls back alone, as in autocommit, and the transaction goes on. A connection
- * released with its transaction open is rolled back then, and replaced at its next acquire. */
+ * answer, db/idempotency.h). A connection released with its transaction open is rolled back
+ * then, and replaced at its next acquire. */
 enum rg_status db_tx_begin(struct db_conn *c, struct db_error *err) RG_MUSTCHECK;
+/* on: from now on every db_exec on c runs under a savepoint, so that a statement that fails
+ * rolls back alone, as in autocommit, and the transaction goes on (for statements whose
+ * failure their caller answers: a handler's). Two round trips more per statement, so off for
+ * statements that cannot fail that way. Commit and rollback turn it off. */
+void db_tx_isolate(struct db_conn *c, bool on);
 enum rg_status db_tx_commit(struct db_conn *c, struct db_error *err) RG_MUSTCHECK;
 /* Rolls back what the transaction did; nothing when none is open. */
 void db_tx_rollback(struct db_conn *c);

@@ -78,7 +78,8 @@ enum rg_status db_idem_open(struct db_conn *c, const struct db_idem_key *k,
 	if (PQntuples(res) == 0) {
 		PQclear(res);
 		*state = DB_IDEM_NEW;
-		return RG_OK; /* the transaction stays open for the write */
+		db_tx_isolate(c, true); /* the handler's statements run in it, each on its own */
+		return RG_OK;
 	}
 	if (strcmp(PQgetvalue(res, 0, 0), k->fingerprint) != 0) {
 		*state = DB_IDEM_CONFLICT;
@@ -118,6 +119,7 @@ enum rg_status db_idem_keep(struct db_conn *c, const struct db_idem_key *k,
 				a->headers_json, a->body,
 				db_int_param(ttl, DB_IDEM_TTL_HOURS)};
 	PGresult *res = NULL;
+	db_tx_isolate(c, false); /* a failure rolls it all back anyway */
 	enum rg_status st = db_exec(c, &put_stmt, params, &res, err);
 	PQclear(res);
 	if (st != RG_OK) {

@@ -20,7 +20,7 @@ struct db_conn {
 	PGcancel *cancel;      /* pg's cancel key; swapped under the pool's cancel_lock */
 	struct db_pool *pool;
 	bool broken;
-	bool in_tx;            /* db_tx_begin: each statement runs under a savepoint */
+	bool isolate;          /* db_tx_isolate: each statement runs under a savepoint */
 	int64_t idle_since_ms; /* when it was last returned */
 	size_t nprepared;
 	const struct db_stmt *prepared[RG_MAX_PREPARED];
@@ -341,11 +341,11 @@ void db_release(struct db_pool *p, struct db_conn *c)
 	/* A connection left inside a transaction (a failed multi-statement path) is rolled back
 	 * now, so that its locks go with it (an Idempotency-Key's would say "in flight"), and is
 	 * replaced at its next acquire. */
-	if (c->pg && (c->in_tx || PQtransactionStatus(c->pg) != PQTRANS_IDLE)) {
+	if (c->pg && PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
 		PQclear(PQexec(c->pg, "ROLLBACK"));
 		c->broken = true;
 	}
-	c->in_tx = false;
+	c->isolate = false;
 	size_t i = (size_t)(c - p->conns);
 	c->idle_since_ms = coarse_ms();
 	atomic_fetch_sub(&p->in_use, 1);
@@ -429,38 +429,53 @@ static enum rg_status take_result(struct db_conn *c, PGresult *r, PGresult **res
 }
 
 static enum rg_status exec_one(struct db_conn *c, const struct db_stmt *stmt,
-			       const char *const *params, PGresult **res, struct db_error *err);
-
-/* One simple command (no result rows) on c: SAVEPOINT, COMMIT, ... */
-static enum rg_status command(struct db_conn *c, const char *sql, struct db_error *err)
+			       const char *const *params, PGresult **res, struct db_error *err)
 {
-	PGresult *r = PQexec(c->pg, sql);
-	enum rg_status st = RG_OK;
-	if (r == NULL || PQresultStatus(r) != PGRES_COMMAND_OK)
-		st = map_failure(c, r, err);
-	PQclear(r);
-	return st;
+	*res = NULL;
+	if (stmt->custom_plan)
+		return take_result(c, PQexecParams(c->pg, stmt->sql, stmt->nparams, NULL, params,
+						   NULL, NULL, 0),
+				   res, err);
+	if (!is_prepared(c, stmt)) {
+		PGresult *pr = PQprepare(c->pg, stmt->name, stmt->sql, stmt->nparams, NULL);
+		if (pr == NULL || PQresultStatus(pr) != PGRES_COMMAND_OK) {
+			enum rg_status st = map_failure(c, pr, err);
+			PQclear(pr);
+			return st;
+		}
+		PQclear(pr);
+		if (c->nprepared == RG_MAX_PREPARED) {
+			/* Unrecorded, it would be prepared again and fail with 42P05 forever. */
+			db_error_set(err, RG_ERROR, "", "too many prepared statements: raise RG_MAX_PREPARED");
+			c->broken = true;
+			return RG_ERROR;
+		}
+		c->prepared[c->nprepared++] = stmt;
+	}
+	return take_result(c, PQexecPrepared(c->pg, stmt->name, stmt->nparams, params, NULL, NULL, 0),
+			   res, err);
 }
 
 /* One attempt of db_exec. */
 static enum rg_status exec_attempt(struct db_conn *c, const struct db_stmt *stmt,
 				   const char *const *params, PGresult **res, struct db_error *err)
 {
-	if (!c->in_tx)
+	if (!c->isolate)
 		return exec_one(c, stmt, params, res, err);
 	/* In a held transaction a failed statement rolls back alone, as it would in
 	 * autocommit, so that its caller can answer it (a unique violation → 409) and go on. */
 	*res = NULL;
-	enum rg_status st = command(c, "SAVEPOINT rg_statement", err);
+	enum rg_status st = db_exec_script(c, "SAVEPOINT rg_statement", err);
 	if (st != RG_OK)
 		return st;
 	st = exec_one(c, stmt, params, res, err);
 	/* after a rollback to it the savepoint stays: release it too, or each failed statement
 	 * would leave a subtransaction open to the commit */
-	enum rg_status end = command(c, st == RG_OK ? "RELEASE SAVEPOINT rg_statement"
-						     : "ROLLBACK TO SAVEPOINT rg_statement; "
-						       "RELEASE SAVEPOINT rg_statement",
-				     st == RG_OK ? err : NULL);
+	struct db_error ignored;
+	enum rg_status end = db_exec_script(c, st == RG_OK ? "RELEASE SAVEPOINT rg_statement"
+							   : "ROLLBACK TO SAVEPOINT rg_statement; "
+							     "RELEASE SAVEPOINT rg_statement",
+					    st == RG_OK ? err : &ignored);
 	if (st == RG_OK && end != RG_OK) {
 		PQclear(*res);
 		*res = NULL;
@@ -488,50 +503,27 @@ enum rg_status db_exec(struct db_conn *c, const struct db_stmt *stmt, const char
 
 enum rg_status db_tx_begin(struct db_conn *c, struct db_error *err)
 {
-	enum rg_status st = command(c, "BEGIN", err);
-	c->in_tx = st == RG_OK;
-	return st;
+	return db_exec_script(c, "BEGIN", err);
+}
+
+void db_tx_isolate(struct db_conn *c, bool on)
+{
+	c->isolate = on;
 }
 
 enum rg_status db_tx_commit(struct db_conn *c, struct db_error *err)
 {
-	c->in_tx = false;
-	return command(c, "COMMIT", err);
+	c->isolate = false;
+	return db_exec_script(c, "COMMIT", err);
 }
 
 void db_tx_rollback(struct db_conn *c)
 {
-	c->in_tx = false;
-	if (PQtransactionStatus(c->pg) != PQTRANS_IDLE)
-		(void)command(c, "ROLLBACK", NULL);
-}
-
-static enum rg_status exec_one(struct db_conn *c, const struct db_stmt *stmt,
-			       const char *const *params, PGresult **res, struct db_error *err)
-{
-	*res = NULL;
-	if (stmt->custom_plan)
-		return take_result(c, PQexecParams(c->pg, stmt->sql, stmt->nparams, NULL, params,
-						   NULL, NULL, 0),
-				   res, err);
-	if (!is_prepared(c, stmt)) {
-		PGresult *pr = PQprepare(c->pg, stmt->name, stmt->sql, stmt->nparams, NULL);
-		if (pr == NULL || PQresultStatus(pr) != PGRES_COMMAND_OK) {
-			enum rg_status st = map_failure(c, pr, err);
-			PQclear(pr);
-			return st;
-		}
-		PQclear(pr);
-		if (c->nprepared == RG_MAX_PREPARED) {
-			/* Unrecorded, it would be prepared again and fail with 42P05 forever. */
-			db_error_set(err, RG_ERROR, "", "too many prepared statements: raise RG_MAX_PREPARED");
-			c->broken = true;
-			return RG_ERROR;
-		}
-		c->prepared[c->nprepared++] = stmt;
-	}
-	return take_result(c, PQexecPrepared(c->pg, stmt->name, stmt->nparams, params, NULL, NULL, 0),
-			   res, err);
+	c->isolate = false;
+	struct db_error ignored;
+	if (PQtransactionStatus(c->pg) != PQTRANS_IDLE &&
+	    db_exec_script(c, "ROLLBACK", &ignored) != RG_OK)
+		c->broken = true;
 }
 
 enum rg_status db_exec_script(struct db_conn *c, const char *sql, struct db_error *err)

@@ -54,8 +54,6 @@ static char *ctx_metrics(size_t *len)
 	return metrics_render(len);
 }
 
-/* A provider's deadline counts from the request's arrival: time spent queueing for a lane or a
- * connection is taken off the call, so that the caller's answer still comes by then. */
 /* What a request needs after its provider call (its receipt's write, the answer), taken from
  * the call's time so that the answer, not the call, meets the caller's deadline. Measured
  * (scripts/bench-edge, 300 hung retrieves cut together, receipts committed with fsync on 8
@@ -63,8 +61,8 @@ static char *ctx_metrics(size_t *len)
  * a cut 50 ms before it. */
 #define PROVIDER_ANSWER_RESERVE_MS 100
 
-/* The call's deadline counts from the request's arrival: time spent waiting for a lane, the
- * database or an earlier call is taken from it, and so is the answer's reserve. */
+/* A provider's deadline counts from the request's arrival: time spent waiting for a lane, the
+ * database or an earlier call is taken off the call, and so is the answer's reserve. */
 static void ctx_provider_call(const struct h_ctx *ctx, const struct h_call *call,
 			      struct h_call_result *out)
 {

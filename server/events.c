@@ -482,13 +482,9 @@ void events_drain(void)
 	events_wake();
 }
 
-void events_stop(void)
+/* events_stop's part for a hub that started. */
+static void stop_hub(void)
 {
-	if (!events_hub.started) {
-		quota_free(events_hub.per_tenant);
-		events_hub.per_tenant = NULL;
-		return;
-	}
 	atomic_store(&events_hub.stop, true);
 	events_wake();
 	pthread_join(events_hub.thread, NULL);
@@ -505,6 +501,12 @@ void events_stop(void)
 	close(events_hub.wake_fd);
 	close(events_hub.epoll_fd);
 	events_hub.wake_fd = events_hub.epoll_fd = -1;
+}
+
+void events_stop(void)
+{
+	if (events_hub.started)
+		stop_hub();
 	quota_free(events_hub.per_tenant); /* the daemon is gone: no stream ends after this */
 	events_hub.per_tenant = NULL;
 }

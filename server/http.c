@@ -232,9 +232,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		const union MHD_ConnectionInfo *sc =
 			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 		struct conn_state *cs = sc ? sc->socket_context : NULL;
-		const char *length = header(conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
-		bool with_body = header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING) ||
-				 (length && strtoull(length, NULL, 10) > 0);
+		const char *cl = header(conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		unsigned long long length = cl ? strtoull(cl, NULL, 10) : 0;
+		bool with_body = length > 0 || header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING);
 		if (cs)
 			conns_headers_done(cs->deadline, with_body);
 		framing_request_seen(cs);
@@ -262,7 +262,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		/* Answer before reading a byte of the body whenever the answer cannot depend on it:
 		 * no route (404/405), a missing or bad token (401), a declared length over the cap
 		 * (413), or an ambiguous length. */
-		const char *cl = header(conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		/* Framing the body two ways is the request-smuggling shape, and a coding we cannot
 		 * decode leaves the body's end unknown (RFC 9112 §6.1, §6.3): refuse it at once
 		 * and close, so that nothing after it on the connection is read as a request. */
@@ -289,7 +288,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 					    NULL);
 			return reply_flush(r);
 		}
-		if (cl && strtoull(cl, NULL, 10) > srv->cfg->max_body)
+		if (length > srv->cfg->max_body)
 			r->too_large = true;
 		enum MHD_Result ret;
 		if (r->routed == ROUTER_FOUND && !dispatch_authenticate(r, &ret) && r->resp)

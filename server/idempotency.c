@@ -44,21 +44,15 @@ void idem_note_path(struct request *r, const char *url)
 		core_sha256(url, strlen(url), r->idem.path_sha);
 }
 
-/* SHA-256 of "<method>\n<the path's SHA-256>\n<body>": the same request, byte for byte. */
-static bool fingerprint(struct request *r)
+/* SHA-256 of "<method> <the path's SHA-256> <the body's SHA-256>": the same request, byte for
+ * byte, without copying the body. */
+static void fingerprint(struct request *r)
 {
-	char path_hex[65];
+	char path_hex[65], body_hex[65], line[16 + 2 * 65];
 	core_hex(r->idem.path_sha, sizeof r->idem.path_sha, path_hex);
-	size_t head = strlen(r->method) + 1 + 64 + 1;
-	char *buf = malloc(head + r->body_len + 1);
-	if (buf == NULL)
-		return false;
-	snprintf(buf, head + 1, "%s\n%s\n", r->method, path_hex);
-	if (r->body_len)
-		memcpy(buf + head, r->body, r->body_len);
-	core_sha256_hex(buf, head + r->body_len, r->idem.fingerprint);
-	free(buf);
-	return true;
+	core_sha256_hex(r->body ? r->body : "", r->body_len, body_hex);
+	int n = snprintf(line, sizeof line, "%.15s %s %s", r->method, path_hex, body_hex);
+	core_sha256_hex(line, (size_t)n, r->idem.fingerprint);
 }
 
 /* The kept answer becomes the handler's: its body, type, ETag, Location and headers, and
@@ -113,10 +107,7 @@ bool idem_begin(struct request *r)
 		h_problem(ctx, PROBLEM_VALIDATION_FAILED, NULL, errors);
 		return false;
 	}
-	if (!fingerprint(r)) {
-		h_problem(ctx, PROBLEM_INTERNAL, NULL, NULL);
-		return false;
-	}
+	fingerprint(r);
 	struct db_conn *c = ctx->held;
 	ctx->held = NULL;
 	enum rg_status st = c ? RG_OK : db_acquire(ctx->pool, &c, &ctx->dberr);
@@ -222,11 +213,6 @@ void idem_end(struct request *r)
 
 void idem_free(struct request *r)
 {
-	if (r->idem.tx) { /* the handler never ran to its end */
-		db_tx_rollback(r->idem.tx);
-		db_release(r->srv->pool, r->idem.tx);
-		r->idem.tx = NULL;
-	}
 	json_decref(r->idem.kept_headers);
 	r->idem.kept_headers = NULL;
 	free(r->idem.content_type);

@@ -22,6 +22,17 @@ bool reply_origin_allowed(const struct request *r)
 	return allowed_origin(r) != NULL;
 }
 
+/* Retry-After on a refusal that says when to come back (429 rate_limited, 409
+ * operation_conflict while its key is in flight). */
+static void add_retry_after(const struct request *r, struct MHD_Response *resp)
+{
+	if (r->retry_after_s == 0)
+		return;
+	char secs[sizeof "4294967295"];
+	snprintf(secs, sizeof secs, "%u", r->retry_after_s);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+}
+
 static void add_common_headers(struct request *r, struct MHD_Response *resp)
 {
 	MHD_add_response_header(resp, "X-Request-Id", r->request_id);
@@ -88,11 +99,7 @@ enum MHD_Result reply_problem(struct request *r, enum rg_problem code, const cha
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
 	if (status == 401)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
-	if (r->retry_after_s > 0) { /* 429 rate_limited, 409 operation_conflict in flight */
-		char secs[sizeof "4294967295"];
-		snprintf(secs, sizeof secs, "%u", r->retry_after_s);
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, secs);
-	}
+	add_retry_after(r, resp);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	r->problem_code = code;
 	return reply_queue(r, status, resp);
@@ -118,11 +125,7 @@ static enum MHD_Result problem_with(struct request *r, enum rg_problem code, con
 	json_decref(body);
 	if (resp == NULL)
 		return MHD_NO;
-	if (r->retry_after_s > 0) { /* 409 operation_conflict while its key is in flight */
-		char secs[sizeof "4294967295"];
-		snprintf(secs, sizeof secs, "%u", r->retry_after_s);
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, secs);
-	}
+	add_retry_after(r, resp);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	r->problem_code = code;
 	return reply_queue(r, status, resp);

@@ -123,7 +123,7 @@ bool idem_begin(struct request *r);
 /* After the handler: a 2xx answer is kept with the write and both commit; anything else is
  * rolled back (a refused write wrote nothing). A failed commit answers 503 instead. */
 void idem_end(struct request *r);
-/* Frees what idem_begin kept (from the request's end). */
+/* Frees what a replay kept (from the request's end; the transaction ended in idem_end). */
 void idem_free(struct request *r);
 
 /* ---------------------------------------------------------------- reply.c */
