@@ -10,7 +10,7 @@ static const struct db_stmt list_stmt = {
 	"SELECT " DB_AUDIT_COLUMNS " FROM audit_log WHERE tenant_id = $1"
 	" AND ($2::text IS NULL OR resource_type = $2) AND ($3::text IS NULL OR resource_id = $3)"
 	" AND seq > $4::bigint ORDER BY seq LIMIT $5::int",
-	5, false};
+	5, false, NULL};
 
 /* One chunk of a verify page: the records after $4, oldest first, at most $5 + 1 rows, each
  * with the hash its prev_hash must equal: NULL for a chain's first record, else the hash of
@@ -28,7 +28,7 @@ static const struct db_stmt verify_stmt = {
 	" FROM audit_log a WHERE a.tenant_id = $1"
 	" AND ($2::text IS NULL OR a.resource_type = $2) AND ($3::text IS NULL OR a.resource_id = $3)"
 	" AND a.seq > $4::bigint ORDER BY a.seq LIMIT $5::int",
-	5, false};
+	5, false, NULL};
 
 enum rg_status db_audit_list(struct db_conn *c, const char *tenant_id, const char *resource_type,
 			     const char *resource_id, int64_t after_seq, int limit, PGresult **res,

@@ -9,6 +9,7 @@
 #include <libpq-fe.h>
 
 #include "core/status.h"
+#include "db/row.h"
 
 /* What went wrong, for the operator's log line (never for the client). */
 struct db_error {
@@ -30,6 +31,9 @@ struct db_stmt {
 	 * whose best plan depends on the values (a small tenant's search must not inherit the
 	 * generic plan a large tenant's searches settled on). */
 	bool custom_plan;
+	/* The struct its rows are read into (db/row.h), for db_query; NULL for a statement
+	 * whose rows nobody reads. */
+	const struct db_row_spec *row;
 };
 
 struct db_pool;
@@ -100,6 +104,12 @@ enum rg_status db_exec(struct db_conn *conn, const struct db_stmt *stmt,
 		       const char *const *params, PGresult **res,
 		       struct db_error *err) RG_MUSTCHECK;
 
+/* db_exec, then its rows read into stmt->row's structs: *out is new (db_rows_free), empty
+ * on failure. */
+enum rg_status db_query(struct db_conn *conn, const struct db_stmt *stmt,
+			const char *const *params, struct db_rows *out,
+			struct db_error *err) RG_MUSTCHECK;
+
 /* Runs plain SQL without parameters (migrations only). */
 enum rg_status db_exec_script(struct db_conn *conn, const char *sql,
 			      struct db_error *err) RG_MUSTCHECK;
@@ -132,6 +142,12 @@ struct db_actor {
 enum rg_status db_exec_audited(struct db_conn *conn, const struct db_stmt *stmt,
 			       const struct db_actor *actor, const char *const *params,
 			       PGresult **res, struct db_error *err) RG_MUSTCHECK;
+
+/* db_exec_audited with its one row read into stmt->row's struct (out may be NULL when the
+ * caller needs only the status). */
+enum rg_status db_query_audited(struct db_conn *conn, const struct db_stmt *stmt,
+				const struct db_actor *actor, const char *const *params,
+				struct db_rows *out, struct db_error *err) RG_MUSTCHECK;
 
 /* Integer parameters as text. buf must hold DB_INT_SIZE bytes; the functions return it.
  * db_page_limit_param writes limit + 1: every list query fetches one row past the page, so

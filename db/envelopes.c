@@ -19,13 +19,13 @@ static const struct db_stmt ws_put_stmt = {
 	"   done.revision, $3, jsonb_build_object('root_hash', $6::text, 'file_count', $9::int)"
 	"  FROM done)"
 	" SELECT revision FROM done",
-	9, false};
+	9, false, NULL};
 
 static const struct db_stmt ws_get_stmt = {
 	"ws_get",
 	"SELECT revision, root_hash, git_head, files::text, file_count FROM workspaces"
 	" WHERE tenant_id = $1 AND workspace_id = $2",
-	2, false};
+	2, false, NULL};
 
 static const struct db_stmt env_create_stmt = {
 	"env_create",
@@ -39,7 +39,7 @@ static const struct db_stmt env_create_stmt = {
 	"  SELECT $1, $2, 'envelope.submitted', 'envelope', $4, NULL, 1, $3,"
 	"   jsonb_build_object('verdict', $8::text, 'failure_codes', $9::jsonb) FROM e)"
 	" SELECT epoch_ms(created_at) FROM e",
-	10, false};
+	10, false, NULL};
 
 static const struct db_stmt env_reverify_stmt = {
 	"env_reverify",
@@ -52,14 +52,14 @@ static const struct db_stmt env_reverify_stmt = {
 	"  SELECT $1, $2, 'envelope.verified', 'envelope', $4, e.revision - 1, e.revision, $3,"
 	"   jsonb_build_object('verdict', $6::text, 'failure_codes', $7::jsonb) FROM e)"
 	" SELECT revision, epoch_ms(updated_at) FROM e",
-	8, false};
+	8, false, NULL};
 
 static const struct db_stmt env_get_stmt = {
 	"env_get",
 	"SELECT envelope_id, revision, workspace_id, workspace_revision, verdict,"
 	" failure_codes::text, checks::text, epoch_ms(created_at), epoch_ms(updated_at), body::text"
 	" FROM envelopes WHERE tenant_id = $1 AND envelope_id = $2",
-	2, false};
+	2, false, NULL};
 
 enum rg_status db_workspace_put(struct db_conn *c, const struct db_actor *a, const char *id,
 				int64_t expected, const char *root_hash, const char *git_head,

@@ -199,7 +199,7 @@ bool db_events_tokens_gone(struct db_events *ev, const char *const *tenant_ids,
 }
 
 static const struct db_stmt newest_seq_stmt = {
-	"events_newest_seq", "SELECT h FROM events_horizon(NULL, NULL, NULL)", 0, false};
+	"events_newest_seq", "SELECT h FROM events_horizon(NULL, NULL, NULL)", 0, false, NULL};
 
 enum rg_status db_events_newest_seq(struct db_conn *c, int64_t *out, struct db_error *err)
 {

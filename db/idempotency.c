@@ -9,14 +9,14 @@
 static const struct db_stmt lock_stmt = {
 	"idem_lock",
 	"SELECT pg_try_advisory_xact_lock(hashtextextended($1 || '/' || $2 || '/' || $3, 0))",
-	3, false};
+	3, false, NULL};
 
 static const struct db_stmt get_stmt = {
 	"idem_get",
 	"SELECT fingerprint, status, content_type, etag, location, headers::text, body"
 	" FROM idempotency_keys WHERE tenant_id = $1 AND token_id = $2 AND idem_key = $3"
 	"  AND created_at > now() - make_interval(hours => $4::int)",
-	4, false};
+	4, false, NULL};
 
 /* An expired row of the same key is replaced; a few other expired rows go with each insert,
  * so the table holds about a day of keyed writes without a purge job. */
@@ -33,7 +33,7 @@ static const struct db_stmt put_stmt = {
 	"  location = EXCLUDED.location, headers = EXCLUDED.headers, body = EXCLUDED.body,"
 	"  created_at = now()"
 	" WHERE idempotency_keys.created_at <= now() - make_interval(hours => $11::int)",
-	11, false};
+	11, false, NULL};
 
 static char *dup_or_null(const PGresult *res, int col)
 {

@@ -8,25 +8,25 @@ static const struct db_stmt admit_stmt = {
 	"mem_admit",
 	"SELECT outcome, created_ms FROM memory_admit($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9,"
 	" $10, $11, $12, $13, $14)",
-	14, false};
+	14, false, NULL};
 
 static const struct db_stmt classify_stmt = {
 	"mem_classify",
 	"SELECT outcome, previous, new_revision, effective_ms, current_revision"
 	" FROM memory_classify($1, $2, $3, $4, $5::bigint, $6)",
-	6, false};
+	6, false, NULL};
 
 static const struct db_stmt revoke_stmt = {
 	"mem_revoke",
 	"SELECT outcome, new_revision, revoked_ms, current_revision"
 	" FROM memory_revoke($1, $2, $3, $4, $5::bigint, $6)",
-	6, false};
+	6, false, NULL};
 
 static const struct db_stmt derive_stmt = {
 	"mem_derive",
 	"SELECT outcome, created_ms, current_revision"
 	" FROM memory_derive($1, $2, $3, $4, $5, $6::text[], $7::bigint[], $8, $9)",
-	9, false};
+	9, false, NULL};
 
 static const struct db_stmt assent_grant_stmt = {
 	"assent_grant",
@@ -40,20 +40,20 @@ static const struct db_stmt assent_grant_stmt = {
 	"  SELECT $1, $2, 'assent.granted', 'assent', a.assent_id, NULL, 1, $3,"
 	"   jsonb_build_object('source_identity', $6::text) FROM a)"
 	" SELECT epoch_ms(created_at) FROM a",
-	7, false};
+	7, false, NULL};
 
 static const struct db_stmt assent_revoke_stmt = {
 	"assent_revoke",
 	"SELECT outcome, new_revision, revoked_ms, current_revision"
 	" FROM assent_revoke($1, $2, $3, $4, $5::bigint, $6)",
-	6, false};
+	6, false, NULL};
 
 static const struct db_stmt assent_get_stmt = {
 	"assent_get",
 	"SELECT assent_id, owner, source_identity, epoch_ms(expires_at), revision,"
 	" epoch_ms(revoked_at), epoch_ms(created_at) FROM assents"
 	" WHERE tenant_id = $1 AND assent_id = $2",
-	2, false};
+	2, false, NULL};
 
 #define META_SELECT \
 	"SELECT r.record_id, r.record_kind, r.revision, r.source_kind, r.derivative_kind," \
@@ -68,7 +68,7 @@ static const struct db_stmt get_stmt = {
 	"   p.upstream_revision) ORDER BY p.position)::text FROM memory_provenance p"
 	"   WHERE p.tenant_id = r.tenant_id AND p.derivative_id = r.record_id)"
 	" FROM memory_records r WHERE r.tenant_id = $1 AND r.record_id = $2",
-	2, false};
+	2, false, NULL};
 
 static const struct db_stmt list_stmt = {
 	"mem_list",
@@ -83,13 +83,13 @@ static const struct db_stmt list_stmt = {
 	"  r.assent_expires_at))"
 	" AND ($6::text IS NULL OR r.source_kind = $6) AND ($7::text IS NULL OR r.thread_id = $7)"
 	" ORDER BY r.seq LIMIT $8::int",
-	8, true};
+	8, true, NULL};
 
 static const struct db_stmt content_stmt = {
 	"mem_content",
 	"SELECT content, pointer_uri, content_hash, record_kind FROM memory_records"
 	" WHERE tenant_id = $1 AND record_id = $2",
-	2, false};
+	2, false, NULL};
 
 static const struct db_stmt readback_stmt = {
 	"mem_readback",
@@ -100,7 +100,7 @@ static const struct db_stmt readback_stmt = {
 	" LEFT JOIN memory_records d ON d.tenant_id = l.tenant_id AND d.record_id = l.descendant_id"
 	" WHERE s.tenant_id = $1 AND s.record_id = $2 AND s.record_kind = 'source'"
 	" ORDER BY d.seq",
-	2, false};
+	2, false, NULL};
 
 /* Eligibility is a filter of the scan (the partial GIN index holds eligible records only),
  * so no ineligible record is ever ranked; a disabled receiving thread selects nothing.
@@ -116,8 +116,8 @@ static const struct db_stmt readback_stmt = {
 	"  AND t.thread_id = $3 AND t.mode = 'disabled')" \
 	" ORDER BY score DESC, r.record_id LIMIT $5::int"
 
-static const struct db_stmt search_stmt = {"mem_search", MATCH_SQL(""), 5, true};
-static const struct db_stmt context_stmt = {"mem_context", MATCH_SQL(", r.content"), 5, true};
+static const struct db_stmt search_stmt = {"mem_search", MATCH_SQL(""), 5, true, NULL};
+static const struct db_stmt context_stmt = {"mem_context", MATCH_SQL(", r.content"), 5, true, NULL};
 
 static const struct db_stmt explain_stmt = {
 	"mem_explain",
@@ -133,14 +133,14 @@ static const struct db_stmt explain_stmt = {
 	" AND r.record_kind = ANY($4::text[])"
 	" ORDER BY ok DESC, CASE WHEN r.eligible THEN ts_rank(r.tsv, q) END DESC NULLS LAST,"
 	" r.record_id LIMIT $5::int",
-	5, true};
+	5, true, NULL};
 
 static const struct db_stmt receipt_put_stmt = {
 	"receipt_put",
-	"INSERT INTO load_receipts (tenant_id, receipt_id, body) VALUES ($1, $2, $3)", 3, false};
+	"INSERT INTO load_receipts (tenant_id, receipt_id, body) VALUES ($1, $2, $3)", 3, false, NULL};
 
 static const struct db_stmt receipt_get_stmt = {
-	"receipt_get", "SELECT body FROM load_receipts WHERE tenant_id = $1 AND receipt_id = $2", 2, false};
+	"receipt_get", "SELECT body FROM load_receipts WHERE tenant_id = $1 AND receipt_id = $2", 2, false, NULL};
 
 static void outcome_from(const PGresult *res, int col_outcome, struct db_mem_outcome *out)
 {

@@ -8,13 +8,13 @@
 
 static const struct db_stmt applied_stmt = {
 	"migrations_applied",
-	"SELECT version, checksum FROM schema_migrations ORDER BY version", 0, false};
+	"SELECT version, checksum FROM schema_migrations ORDER BY version", 0, false, NULL};
 static const struct db_stmt record_stmt = {
 	"migrations_record",
-	"INSERT INTO schema_migrations (version, checksum) VALUES ($1, $2)", 2, false};
+	"INSERT INTO schema_migrations (version, checksum) VALUES ($1, $2)", 2, false, NULL};
 /* Readiness: one cheap query. */
 static const struct db_stmt summary_stmt = {
-	"migrations_summary", "SELECT version, checksum FROM schema_migrations", 0, false};
+	"migrations_summary", "SELECT version, checksum FROM schema_migrations", 0, false, NULL};
 
 static void checksum(const struct rg_embedded_file *m, char out[RG_SHA256_TAGGED_SIZE])
 {

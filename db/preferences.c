@@ -22,7 +22,7 @@ static const struct db_stmt load_stmt = {
 	" LEFT JOIN preference_journals j ON j.tenant_id = $1 AND j.goal_id = $2 AND j.agent_id = $3"
 	" LEFT JOIN preference_entries e ON e.tenant_id = $1 AND e.goal_id = $2 AND e.agent_id = $3"
 	" ORDER BY e.key COLLATE \"C\"",
-	4, false};
+	4, false, NULL};
 
 /* The journal row is the compare-and-swap point: created at revision 1 when the caller
  * expects a never-written journal, else moved from the expected revision. Everything else
@@ -61,7 +61,7 @@ static const struct db_stmt commit_stmt = {
 	"   jsonb_build_object('key', $9::text, 'operation_id', $7::text, 'intent_hash', $14::text)"
 	"  FROM op)"
 	" SELECT revision_after, epoch_ms(at) FROM op",
-	15, false};
+	15, false, NULL};
 
 static const struct db_stmt history_stmt = {
 	"pref_history",
@@ -69,7 +69,7 @@ static const struct db_stmt history_stmt = {
 	" predecessor_operation_id, revision_after, epoch_ms(at) FROM preference_operations"
 	" WHERE tenant_id = $1 AND goal_id = $2 AND agent_id = $3 AND revision_after > $4::bigint"
 	" ORDER BY revision_after LIMIT $5::int",
-	5, false};
+	5, false, NULL};
 
 enum rg_status db_pref_load(struct db_conn *c, const struct db_pref_scope *scope,
 			    const char *operation_id, PGresult **res, struct db_error *err)

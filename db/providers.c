@@ -24,18 +24,18 @@ static const struct db_stmt create_stmt = {
 	"    'endpoint_sha256', encode(sha256(convert_to(p.endpoint_url, 'UTF8')), 'hex'))"
 	"  FROM p)"
 	" SELECT " PROV_COLS " FROM p",
-	10, false};
+	10, false, NULL};
 
 static const struct db_stmt get_stmt = {
 	"provider_get",
 	"SELECT " PROV_COLS " FROM providers WHERE tenant_id = $1 AND extension_id = $2",
-	2, false};
+	2, false, NULL};
 
 static const struct db_stmt list_stmt = {
 	"provider_list",
 	"SELECT " PROV_COLS " FROM providers WHERE tenant_id = $1 AND seq > $2::bigint"
 	" ORDER BY seq LIMIT $3::int",
-	3, false};
+	3, false, NULL};
 
 /* In SET and in the CASE the columns are the old row's values; the self-join `o` hands them
  * to the audit record too (a row that moved meanwhile fails the revision guard on recheck,
@@ -66,7 +66,7 @@ static const struct db_stmt patch_stmt = {
 	"    'endpoint_sha256', encode(sha256(convert_to(p.endpoint_url, 'UTF8')), 'hex'))"
 	"  FROM p)"
 	" SELECT " PROV_COLS " FROM p",
-	10, false};
+	10, false, NULL};
 
 static const struct db_stmt delete_stmt = {
 	"provider_delete",
@@ -76,7 +76,7 @@ static const struct db_stmt delete_stmt = {
 	"  SELECT $1, $2, 'provider.deleted', 'provider', p.extension_id, p.revision, NULL, $3,"
 	"   '{}'::jsonb FROM p)"
 	" SELECT revision FROM p",
-	5, false};
+	5, false, NULL};
 
 static const struct db_stmt doctor_stmt = {
 	"provider_doctor_record",
@@ -89,7 +89,7 @@ static const struct db_stmt doctor_stmt = {
 	"   p.revision, $3, jsonb_build_object('doctor_ready', $6::boolean, 'reason_code', $7::text)"
 	"  FROM p)"
 	" SELECT revision FROM p",
-	7, false};
+	7, false, NULL};
 
 #define CAND_COLS                                                                          \
 	"p.extension_id, p.protocol, p.enabled,"                                              \
@@ -100,24 +100,24 @@ static const struct db_stmt cand_stmt = {
 	"provider_candidates",
 	"SELECT " CAND_COLS " FROM providers p"
 	" WHERE p.tenant_id = $1 AND (p.protocol = $2 OR p.extension_id = $3) ORDER BY p.seq",
-	3, false};
+	3, false, NULL};
 
 static const struct db_stmt receipt_put_stmt = {
 	"dc_receipt_put",
 	"INSERT INTO decision_context_receipts (tenant_id, receipt_id, receipt)"
 	" VALUES ($1, $2, $3::json)",
-	3, false};
+	3, false, NULL};
 
 static const struct db_stmt receipt_get_stmt = {
 	"dc_receipt_get",
 	"SELECT receipt::text FROM decision_context_receipts"
 	" WHERE tenant_id = $1 AND receipt_id = $2",
-	2, false};
+	2, false, NULL};
 
 static const struct db_stmt sp_get_stmt = {
 	"sp_config_get",
 	"SELECT revision, config::text FROM semantic_preference_configs WHERE tenant_id = $1",
-	1, false};
+	1, false, NULL};
 
 /* Expected 0 inserts (a concurrent first write loses on the key); later writes update
  * under the revision guard. */
@@ -137,7 +137,7 @@ static const struct db_stmt sp_put_stmt = {
 	"    'surface_count', (SELECT count(*) FROM jsonb_object_keys($5::jsonb -> 'surfaces')))"
 	"  FROM done)"
 	" SELECT revision FROM done",
-	5, false};
+	5, false, NULL};
 
 static const struct db_stmt sp_recall_stmt = {
 	"sp_recall_read",
@@ -148,7 +148,7 @@ static const struct db_stmt sp_recall_stmt = {
 	"  AND (p.protocol = 'semantic_preference_provider_v0'"
 	"   OR p.extension_id = c.config -> 'provider' ->> 'extension_id')"
 	" ORDER BY p.seq",
-	1, false};
+	1, false, NULL};
 
 enum rg_status db_provider_create(struct db_conn *c, const struct db_actor *a,
 				  const struct db_provider_new *p, PGresult **res,

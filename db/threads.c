@@ -10,7 +10,7 @@ const struct db_stmt db_thread_mode_get_stmt = {
 	"thread_mode_get",
 	"SELECT mode, revision, epoch_ms(effective_at) FROM thread_memory_modes"
 	" WHERE tenant_id = $1 AND thread_id = $2",
-	2, false};
+	2, false, NULL};
 
 /* Revision 0 means "never written": the first write inserts, later ones update under the
  * revision guard. Both paths end in the audit insert of the same statement. */
@@ -32,7 +32,7 @@ static const struct db_stmt put_stmt = {
 	"   done.revision, $3, jsonb_build_object('mode', done.mode) FROM done)"
 	" SELECT coalesce((SELECT mode FROM prev), 'enabled'), done.mode, done.revision,"
 	"  epoch_ms(done.effective_at) FROM done",
-	6, false};
+	6, false, NULL};
 
 /* The row of get_stmt, or a thread never set (enabled, revision 0). */
 void db_thread_mode_from(const PGresult *res, struct db_thread_mode *out)

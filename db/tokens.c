@@ -15,20 +15,28 @@ static const struct db_stmt create_stmt = {
 	"   jsonb_build_object('name', $5::text, 'scopes', to_jsonb(string_to_array($6, ',')))"
 	"  FROM tok)"
 	" SELECT epoch_ms(created_at) FROM tok",
-	7, false};
+	7, false, NULL};
 
 static const struct db_stmt by_hash_stmt = {
 	"token_by_hash",
 	"SELECT tenant_id, token_id, name, array_to_string(scopes, ','), epoch_ms(created_at), seq"
 	" FROM tokens WHERE token_sha256 = decode($1, 'hex') AND deleted_at IS NULL",
-	1, false};
+	1, false, NULL};
+
+static const struct db_col token_item_cols[] = {
+	DB_TEXT(struct db_token_item, token_id),   DB_TEXT(struct db_token_item, name),
+	DB_TEXT(struct db_token_item, scopes_csv), DB_INT(struct db_token_item, created_ms),
+	DB_INT(struct db_token_item, seq),
+};
+static const struct db_row_spec token_item_row = DB_ROW_SPEC(struct db_token_item, token_item_cols);
 
 static const struct db_stmt list_stmt = {
 	"token_list",
-	"SELECT tenant_id, token_id, name, array_to_string(scopes, ','), epoch_ms(created_at), seq"
+	"SELECT token_id, name, array_to_string(scopes, ',') AS scopes_csv,"
+	" epoch_ms(created_at) AS created_ms, seq"
 	" FROM tokens WHERE tenant_id = $1 AND deleted_at IS NULL AND seq > $2::bigint"
 	" ORDER BY seq LIMIT $3::int",
-	3, false};
+	3, false, &token_item_row};
 
 static const struct db_stmt delete_stmt = {
 	"token_delete",
@@ -39,7 +47,7 @@ static const struct db_stmt delete_stmt = {
 	"  resource_id, revision_before, revision_after, request_id, details)"
 	"  SELECT $1, $2, 'token.deleted', 'token', d.token_id, 1, NULL, $3, '{}' FROM d)"
 	" SELECT encode(token_sha256, 'hex') FROM d",
-	4, false};
+	4, false, NULL};
 
 enum rg_status db_token_create(struct db_conn *c, const struct db_actor *actor,
 			       const char *token_id, const char *name, const char *scopes_csv,
@@ -54,7 +62,7 @@ enum rg_status db_token_create(struct db_conn *c, const struct db_actor *actor,
 	return st == RG_STALE ? RG_ERROR : st;
 }
 
-void db_token_row(const PGresult *res, int i, struct db_token *out)
+static void token_row(const PGresult *res, int i, struct db_token *out)
 {
 	snprintf(out->tenant_id, sizeof out->tenant_id, "%s", PQgetvalue(res, i, 0));
 	snprintf(out->token_id, sizeof out->token_id, "%s", PQgetvalue(res, i, 1));
@@ -73,7 +81,7 @@ enum rg_status db_token_by_hash(struct db_conn *c, const char *sha256_hex, struc
 	if (st != RG_OK)
 		return st;
 	if (PQntuples(res) == 1)
-		db_token_row(res, 0, out);
+		token_row(res, 0, out);
 	else
 		st = RG_NOT_FOUND;
 	PQclear(res);
@@ -81,12 +89,12 @@ enum rg_status db_token_by_hash(struct db_conn *c, const char *sha256_hex, struc
 }
 
 enum rg_status db_token_list(struct db_conn *c, const char *tenant_id, int64_t after_seq,
-			     int limit, PGresult **res, struct db_error *err)
+			     int limit, struct db_rows *rows, struct db_error *err)
 {
 	char after[DB_INT_SIZE], lim[DB_INT_SIZE];
 	const char *params[] = {tenant_id, db_int_param(after, after_seq),
 				db_page_limit_param(lim, limit)};
-	return db_exec(c, &list_stmt, params, res, err);
+	return db_query(c, &list_stmt, params, rows, err);
 }
 
 enum rg_status db_token_delete(struct db_conn *c, const struct db_actor *actor,

@@ -24,12 +24,15 @@ enum rg_status db_token_create(struct db_conn *c, const struct db_actor *actor,
 enum rg_status db_token_by_hash(struct db_conn *c, const char *sha256_hex, struct db_token *out,
 				struct db_error *err) RG_MUSTCHECK;
 
+/* A token as listed (no tenant: the list is the caller's). */
+struct db_token_item {
+	const char *token_id, *name, *scopes_csv; /* scopes_csv: "a,b" */
+	int64_t created_ms, seq;
+};
 /* Live tokens of the tenant with seq > after_seq, oldest first, at most limit+1 rows
- * (the extra row tells the caller there is a next page). *res is new. */
+ * (the extra row tells the caller there is a next page): db_token_item rows. */
 enum rg_status db_token_list(struct db_conn *c, const char *tenant_id, int64_t after_seq,
-			     int limit, PGresult **res, struct db_error *err) RG_MUSTCHECK;
-/* Reads row i of a db_token_list result. */
-void db_token_row(const PGresult *res, int i, struct db_token *out);
+			     int limit, struct db_rows *rows, struct db_error *err) RG_MUSTCHECK;
 
 /* Marks the token deleted (audited as token.deleted). sha256_hex_out[65] receives the digest
  * so the caller can drop it from its cache. RG_NOT_FOUND when no live token matched. */

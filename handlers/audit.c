@@ -73,7 +73,7 @@ void h_audit_list(struct h_ctx *ctx)
 	struct audit_filters f;
 	if (!read_filters(ctx, &f.type, &f.id))
 		return;
-	const struct h_list_query q = {H_PAGE_DEFAULT, &f, fetch_audit, audit_row};
+	const struct h_list_query q = {H_PAGE_DEFAULT, &f, fetch_audit, audit_row, NULL, NULL};
 	h_list(ctx, &q);
 }
 

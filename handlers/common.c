@@ -138,6 +138,28 @@ json_t *h_next_cursor(int rows, int limit, int64_t last_seq)
 	return json_string(buf);
 }
 
+static void h_list_rows(struct h_ctx *ctx, const struct h_list_query *q, int limit,
+			int64_t after)
+{
+	struct db_rows rows = {0};
+	struct db_conn *c = NULL;
+	int64_t last = 0;
+	enum rg_status st = h_db_acquire(ctx, &c);
+	if (st == RG_OK)
+		st = q->fetch_rows(ctx, c, q->arg, after, limit, &rows);
+	h_db_release(ctx, c);
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
+		return;
+	}
+	json_t *items = json_array();
+	for (size_t i = 0; i < rows.n && i < (size_t)limit; i++)
+		json_array_append_new(items, q->render(db_rows_at(&rows, i), q->arg, &last));
+	h_reply(ctx, 200, json_pack("{s:o, s:o}", "items", items, "next_cursor",
+				    h_next_cursor((int)rows.n, limit, last)));
+	db_rows_free(&rows);
+}
+
 void h_list(struct h_ctx *ctx, const struct h_list_query *q)
 {
 	int limit;
@@ -146,6 +168,10 @@ void h_list(struct h_ctx *ctx, const struct h_list_query *q)
 	struct db_conn *c = NULL;
 	if (!h_page(ctx, q->default_limit, H_PAGE_MAX, &limit, &after))
 		return;
+	if (q->fetch_rows) {
+		h_list_rows(ctx, q, limit, after);
+		return;
+	}
 	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK)
 		st = q->fetch(ctx, c, q->arg, after, limit, &res);
@@ -182,6 +208,26 @@ PGresult *h_fetch_by_id(struct h_ctx *ctx, h_by_id_fn fetch, const char *id,
 		return NULL;
 	}
 	return res;
+}
+
+const void *h_fetch_row(struct h_ctx *ctx, h_row_by_id_fn fetch, const char *id,
+			const char *missing, struct db_rows *rows)
+{
+	struct db_conn *c = NULL;
+	*rows = (struct db_rows){0};
+	enum rg_status st = h_db_acquire(ctx, &c);
+	if (st == RG_OK)
+		st = fetch(c, ctx->tenant_id, id, rows, &ctx->dberr);
+	h_db_release(ctx, c);
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
+		return NULL;
+	}
+	if (rows->n == 0) {
+		h_problem(ctx, PROBLEM_NOT_FOUND, missing, NULL);
+		return NULL;
+	}
+	return db_rows_at(rows, 0);
 }
 
 bool h_answered(struct h_ctx *ctx, enum rg_status st)

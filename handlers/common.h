@@ -46,6 +46,10 @@ struct h_list_query {
 	enum rg_status (*fetch)(struct h_ctx *ctx, struct db_conn *c, const void *arg,
 				int64_t after, int limit, PGresult **res);
 	json_t *(*row)(const PGresult *res, int i, const void *arg, int64_t *cursor);
+	/* Typed rows (db/row.h): when set, these are used instead of fetch and row. */
+	enum rg_status (*fetch_rows)(struct h_ctx *ctx, struct db_conn *c, const void *arg,
+				     int64_t after, int limit, struct db_rows *rows);
+	json_t *(*render)(const void *row, const void *arg, int64_t *cursor);
 };
 void h_list(struct h_ctx *ctx, const struct h_list_query *q);
 /* A db/ read of one resource by id (0 or 1 row). */
@@ -55,6 +59,13 @@ typedef enum rg_status (*h_by_id_fn)(struct db_conn *c, const char *tenant, cons
  * answering 503 or 404 with `missing` as the detail. */
 PGresult *h_fetch_by_id(struct h_ctx *ctx, h_by_id_fn fetch, const char *id,
 			const char *missing);
+/* A typed db/ read of one resource by id (0 or 1 row). */
+typedef enum rg_status (*h_row_by_id_fn)(struct db_conn *c, const char *tenant, const char *id,
+					 struct db_rows *out, struct db_error *err);
+/* Reads one resource of the caller's tenant into *rows (free with db_rows_free) and returns
+ * its row, or NULL (rows empty) after answering 503 or 404 with `missing` as the detail. */
+const void *h_fetch_row(struct h_ctx *ctx, h_row_by_id_fn fetch, const char *id,
+			const char *missing, struct db_rows *rows);
 /* Sets ETag: "<revision>". */
 void h_etag(struct h_ctx *ctx, int64_t revision);
 /* false (after answering 412) when If-Match is present and does not name `revision`.

@@ -65,7 +65,7 @@ void h_derivative_list(struct h_ctx *ctx)
 	struct h_mem_list_args a = {.filter = {.record_kind = "derivative"}};
 	if (!h_mem_query_enum(ctx, "state", h_mem_states, &a.filter.state))
 		return;
-	const struct h_list_query q = {H_PAGE_DEFAULT, &a, h_mem_fetch_records, derivative_row};
+	const struct h_list_query q = {H_PAGE_DEFAULT, &a, h_mem_fetch_records, derivative_row, NULL, NULL};
 	h_list(ctx, &q);
 }
 

@@ -190,7 +190,7 @@ void h_source_list(struct h_ctx *ctx)
 		return;
 	}
 	a.labels = include != NULL;
-	const struct h_list_query q = {H_PAGE_DEFAULT, &a, h_mem_fetch_records, source_row};
+	const struct h_list_query q = {H_PAGE_DEFAULT, &a, h_mem_fetch_records, source_row, NULL, NULL};
 	h_list(ctx, &q);
 }
 

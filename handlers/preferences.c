@@ -329,6 +329,6 @@ static json_t *history_row(const PGresult *res, int i, const void *arg, int64_t 
 
 void h_pref_history(struct h_ctx *ctx)
 {
-	const struct h_list_query q = {PREF_HISTORY_DEFAULT, NULL, fetch_history, history_row};
+	const struct h_list_query q = {PREF_HISTORY_DEFAULT, NULL, fetch_history, history_row, NULL, NULL};
 	h_list(ctx, &q);
 }

@@ -141,7 +141,7 @@ static json_t *provider_row(const PGresult *res, int i, const void *arg, int64_t
 
 void h_provider_list(struct h_ctx *ctx)
 {
-	const struct h_list_query q = {H_PAGE_DEFAULT, NULL, fetch_providers, provider_row};
+	const struct h_list_query q = {H_PAGE_DEFAULT, NULL, fetch_providers, provider_row, NULL, NULL};
 	h_list(ctx, &q);
 }
 

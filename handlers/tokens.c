@@ -78,25 +78,26 @@ void h_token_create(struct h_ctx *ctx)
 }
 
 static enum rg_status fetch_tokens(struct h_ctx *ctx, struct db_conn *c, const void *arg,
-				   int64_t after, int limit, PGresult **res)
+				   int64_t after, int limit, struct db_rows *rows)
 {
 	(void)arg;
-	return db_token_list(c, ctx->tenant_id, after, limit, res, &ctx->dberr);
+	return db_token_list(c, ctx->tenant_id, after, limit, rows, &ctx->dberr);
 }
 
-static json_t *token_row(const PGresult *res, int i, const void *arg, int64_t *cursor)
+static json_t *token_row(const void *row, const void *arg, int64_t *cursor)
 {
 	(void)arg;
-	struct db_token t;
-	db_token_row(res, i, &t);
-	*cursor = t.seq;
-	return json_pack("{s:s, s:s, s:o, s:o}", "token_id", t.token_id, "name", t.name, "scopes",
-			 scopes_json(t.scopes_csv), "created_at", h_time(t.created_ms));
+	const struct db_token_item *t = row;
+	*cursor = t->seq;
+	return json_pack("{s:s, s:s, s:o, s:o}", "token_id", t->token_id, "name", t->name, "scopes",
+			 scopes_json(t->scopes_csv), "created_at", h_time(t->created_ms));
 }
 
 void h_token_list(struct h_ctx *ctx)
 {
-	const struct h_list_query q = {H_PAGE_DEFAULT, NULL, fetch_tokens, token_row};
+	const struct h_list_query q = {.default_limit = H_PAGE_DEFAULT,
+				       .fetch_rows = fetch_tokens,
+				       .render = token_row};
 	h_list(ctx, &q);
 }
 

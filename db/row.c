@@ -1,0 +1,131 @@
+/* Typed rows (db/row.h): one pass finds the columns by name and sizes the texts, a second
+ * copies the values into one block of structs followed by their texts. */
+#include <stdio.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libpq-fe.h>
+
+#include "db/db.h"
+#include "db/row.h"
+
+#define DB_ROW_MAX_COLS 48
+
+void db_rows_free(struct db_rows *rows)
+{
+	free(rows->row);
+	*rows = (struct db_rows){0};
+}
+
+static int64_t int_of(const char *s)
+{
+	return strtoll(s, NULL, 10);
+}
+
+static void put(char *row, const struct db_col *col, const PGresult *res, int i, int f,
+		char **text)
+{
+	bool null = PQgetisnull(res, i, f) != 0;
+	const char *v = PQgetvalue(res, i, f);
+	if (col->null_offset != DB_NO_NULL_FLAG)
+		*(bool *)(row + col->null_offset) = null;
+	switch (col->kind) {
+	case DB_KIND_TEXT: {
+		const char *copy = NULL;
+		if (!null) {
+			size_t len = (size_t)PQgetlength(res, i, f);
+			memcpy(*text, v, len);
+			(*text)[len] = '\0';
+			copy = *text;
+			*text += len + 1;
+		}
+		memcpy(row + col->offset, &copy, sizeof copy);
+		break;
+	}
+	case DB_KIND_INT: {
+		int64_t n = null ? 0 : int_of(v);
+		memcpy(row + col->offset, &n, sizeof n);
+		break;
+	}
+	case DB_KIND_BOOL: {
+		bool b = !null && v[0] == 't';
+		memcpy(row + col->offset, &b, sizeof b);
+		break;
+	}
+	}
+}
+
+enum rg_status db_rows_fill(const void *result, const struct db_row_spec *spec,
+			    struct db_rows *out, struct db_error *err)
+{
+	const PGresult *res = result;
+	int field[DB_ROW_MAX_COLS];
+	*out = (struct db_rows){.size = spec->row_size};
+	if (spec->ncols > DB_ROW_MAX_COLS) {
+		db_error_set(err, RG_ERROR, NULL, "row spec has too many columns");
+		return RG_ERROR;
+	}
+	int n = PQntuples(res);
+	size_t text = 0;
+	for (size_t k = 0; k < spec->ncols; k++) {
+		field[k] = PQfnumber(res, spec->cols[k].name);
+		if (field[k] < 0) {
+			char msg[160];
+			snprintf(msg, sizeof msg, "%s: the result has no column %s", spec->type_name,
+				 spec->cols[k].name);
+			db_error_set(err, RG_ERROR, NULL, msg);
+			return RG_ERROR;
+		}
+		if (spec->cols[k].kind == DB_KIND_TEXT)
+			for (int i = 0; i < n; i++)
+				text += (size_t)PQgetlength(res, i, field[k]) + 1;
+	}
+	if (n == 0)
+		return RG_OK;
+	char *block = malloc((size_t)n * spec->row_size + text);
+	if (!block) {
+		db_error_set(err, RG_NOMEM, NULL, "out of memory reading rows");
+		return RG_NOMEM;
+	}
+	memset(block, 0, (size_t)n * spec->row_size);
+	char *texts = block + (size_t)n * spec->row_size;
+	for (int i = 0; i < n; i++)
+		for (size_t k = 0; k < spec->ncols; k++)
+			put(block + (size_t)i * spec->row_size, &spec->cols[k], res, i, field[k], &texts);
+	out->row = block;
+	out->n = (size_t)n;
+	return RG_OK;
+}
+
+/* The result's rows through the statement's spec; res is cleared here. */
+static enum rg_status take(PGresult *res, const struct db_stmt *stmt, struct db_rows *out,
+			   struct db_error *err)
+{
+	enum rg_status st = RG_OK;
+	if (out)
+		st = stmt->row ? db_rows_fill(res, stmt->row, out, err) : RG_ERROR;
+	if (out && !stmt->row)
+		db_error_set(err, st, NULL, "statement has no row spec");
+	PQclear(res);
+	return st;
+}
+
+enum rg_status db_query(struct db_conn *c, const struct db_stmt *stmt, const char *const *params,
+			struct db_rows *out, struct db_error *err)
+{
+	PGresult *res = NULL;
+	*out = (struct db_rows){0};
+	enum rg_status st = db_exec(c, stmt, params, &res, err);
+	return st == RG_OK ? take(res, stmt, out, err) : st;
+}
+
+enum rg_status db_query_audited(struct db_conn *c, const struct db_stmt *stmt,
+				const struct db_actor *actor, const char *const *params,
+				struct db_rows *out, struct db_error *err)
+{
+	PGresult *res = NULL;
+	if (out)
+		*out = (struct db_rows){0};
+	enum rg_status st = db_exec_audited(c, stmt, actor, params, &res, err);
+	return st == RG_OK ? take(res, stmt, out, err) : st;
+}
