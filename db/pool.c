@@ -490,7 +490,11 @@ enum rg_status db_exec(struct db_conn *c, const struct db_stmt *stmt, const char
 		       PGresult **res, struct db_error *err)
 {
 	enum rg_status st = exec_attempt(c, stmt, params, res, err);
-	for (int attempt = 1; st == RG_RETRY && attempt < DB_STATEMENT_ATTEMPTS; attempt++) {
+	/* A held transaction that the failure aborted (no savepoint to roll back to) cannot run
+	 * anything more: the whole transaction is the caller's to answer, not one statement. */
+	for (int attempt = 1; st == RG_RETRY && attempt < DB_STATEMENT_ATTEMPTS &&
+			      PQtransactionStatus(c->pg) != PQTRANS_INERROR;
+	     attempt++) {
 		atomic_fetch_add(&c->pool->retries, 1);
 		/* 2-4 ms, then 4-6: the connection's slot staggers two losers of one race */
 		long ms = attempt * 2 + (long)(c - c->pool->conns) % 3;
