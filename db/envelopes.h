@@ -10,9 +10,15 @@ enum rg_status db_workspace_put(struct db_conn *c, const struct db_actor *a, con
 				int64_t expected, const char *root_hash, const char *git_head,
 				const char *files_json, int file_count, int64_t *revision,
 				struct db_error *err) RG_MUSTCHECK;
-/* Columns: revision, root_hash, git_head, files (JSON text), file_count. 0 or 1 row. */
+/* A stored workspace snapshot. */
+struct db_workspace {
+	int64_t revision, file_count;
+	const char *root_hash, *git_head;
+	const char *files_json; /* {path: hash} */
+};
+/* 0 or 1 db_workspace row. */
 enum rg_status db_workspace_get(struct db_conn *c, const char *tenant, const char *id,
-				PGresult **res, struct db_error *err) RG_MUSTCHECK;
+				struct db_rows *rows, struct db_error *err) RG_MUSTCHECK;
 
 struct db_envelope_verdict {
 	const char *verdict;
@@ -31,9 +37,18 @@ enum rg_status db_envelope_create(struct db_conn *c, const struct db_actor *a, c
 enum rg_status db_envelope_reverify(struct db_conn *c, const struct db_actor *a, const char *id,
 				    const struct db_envelope_verdict *v, int64_t *revision,
 				    int64_t *updated_ms, struct db_error *err) RG_MUSTCHECK;
-/* Columns: envelope_id, revision, workspace_id, workspace_revision, verdict,
- * failure_codes (JSON), checks (JSON), created_ms, updated_ms, body (JSON). 0 or 1 row. */
+/* A stored envelope with its latest verdict. */
+struct db_envelope {
+	const char *envelope_id;
+	const char *workspace_id;   /* NULL = none */
+	const char *verdict;
+	const char *failure_codes_json, *checks_json, *body_json;
+	int64_t revision;
+	int64_t workspace_revision; /* 0 = none */
+	int64_t created_ms, updated_ms;
+};
+/* 0 or 1 db_envelope row. */
 enum rg_status db_envelope_get(struct db_conn *c, const char *tenant, const char *id,
-			       PGresult **res, struct db_error *err) RG_MUSTCHECK;
+			       struct db_rows *rows, struct db_error *err) RG_MUSTCHECK;
 
 #endif

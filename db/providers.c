@@ -2,10 +2,63 @@
 
 #include <stdio.h>
 
+#include <libpq-fe.h>
+
+static const struct db_col provider_cols[] = {
+	DB_TEXT(struct db_provider, extension_id),
+	DB_TEXT(struct db_provider, protocol),
+	DB_TEXT(struct db_provider, endpoint_url),
+	DB_TEXT(struct db_provider, doctor_url),
+	DB_INT(struct db_provider, timeout_seconds),
+	DB_TEXT(struct db_provider, permissions_json),
+	DB_BOOL(struct db_provider, enabled),
+	DB_INT(struct db_provider, revision),
+	DB_INT_OR_NULL(struct db_provider, verified_revision, unverified),
+	DB_INT(struct db_provider, created_ms),
+	DB_INT(struct db_provider, updated_ms),
+	DB_INT(struct db_provider, seq),
+};
+static const struct db_row_spec provider_row = DB_ROW_SPEC(struct db_provider, provider_cols);
+
+static const struct db_col cand_cols[] = {
+	DB_TEXT(struct db_provider_cand, extension_id),
+	DB_TEXT(struct db_provider_cand, protocol),
+	DB_BOOL(struct db_provider_cand, enabled),
+	DB_BOOL(struct db_provider_cand, ready),
+	DB_TEXT(struct db_provider_cand, endpoint_url),
+	DB_INT(struct db_provider_cand, timeout_seconds),
+	DB_INT(struct db_provider_cand, revision),
+};
+static const struct db_row_spec cand_row = DB_ROW_SPEC(struct db_provider_cand, cand_cols);
+
+static const struct db_col receipt_cols[] = {DB_TEXT(struct db_dc_receipt, receipt_json)};
+static const struct db_row_spec receipt_row = DB_ROW_SPEC(struct db_dc_receipt, receipt_cols);
+
+static const struct db_col sp_config_cols[] = {
+	DB_INT_OR_NULL(struct db_sp_config, revision, never),
+	DB_TEXT(struct db_sp_config, config_json),
+};
+static const struct db_row_spec sp_config_row = DB_ROW_SPEC(struct db_sp_config, sp_config_cols);
+
+/* What the delete and the doctor record answer. */
+struct prov_written {
+	int64_t revision;
+};
+static const struct db_col prov_written_cols[] = {DB_INT(struct prov_written, revision)};
+static const struct db_row_spec prov_written_row =
+	DB_ROW_SPEC(struct prov_written, prov_written_cols);
+
+struct sp_written {
+	int64_t revision;
+};
+static const struct db_col sp_written_cols[] = {DB_INT(struct sp_written, revision)};
+static const struct db_row_spec sp_written_row = DB_ROW_SPEC(struct sp_written, sp_written_cols);
+
 #define PROV_COLS                                                                          \
-	"extension_id, protocol, endpoint_url, doctor_url, timeout_seconds, permissions::text," \
-	" enabled, revision, doctor_verified_revision, epoch_ms(created_at),"                   \
-	" epoch_ms(updated_at), seq"
+	"extension_id, protocol, endpoint_url, doctor_url, timeout_seconds,"                  \
+	" permissions::text AS permissions_json, enabled, revision,"                          \
+	" doctor_verified_revision AS verified_revision, epoch_ms(created_at) AS created_ms,"  \
+	" epoch_ms(updated_at) AS updated_ms, seq"
 
 #define AUDIT_INSERT                                                                        \
 	" aud AS (INSERT INTO audit_log (tenant_id, actor_token_id, action, resource_type,"  \
@@ -24,18 +77,18 @@ static const struct db_stmt create_stmt = {
 	"    'endpoint_sha256', encode(sha256(convert_to(p.endpoint_url, 'UTF8')), 'hex'))"
 	"  FROM p)"
 	" SELECT " PROV_COLS " FROM p",
-	10, false, NULL};
+	10, false, &provider_row};
 
 static const struct db_stmt get_stmt = {
 	"provider_get",
 	"SELECT " PROV_COLS " FROM providers WHERE tenant_id = $1 AND extension_id = $2",
-	2, false, NULL};
+	2, false, &provider_row};
 
 static const struct db_stmt list_stmt = {
 	"provider_list",
 	"SELECT " PROV_COLS " FROM providers WHERE tenant_id = $1 AND seq > $2::bigint"
 	" ORDER BY seq LIMIT $3::int",
-	3, false, NULL};
+	3, false, &provider_row};
 
 /* In SET and in the CASE the columns are the old row's values; the self-join `o` hands them
  * to the audit record too (a row that moved meanwhile fails the revision guard on recheck,
@@ -66,7 +119,7 @@ static const struct db_stmt patch_stmt = {
 	"    'endpoint_sha256', encode(sha256(convert_to(p.endpoint_url, 'UTF8')), 'hex'))"
 	"  FROM p)"
 	" SELECT " PROV_COLS " FROM p",
-	10, false, NULL};
+	10, false, &provider_row};
 
 static const struct db_stmt delete_stmt = {
 	"provider_delete",
@@ -76,7 +129,7 @@ static const struct db_stmt delete_stmt = {
 	"  SELECT $1, $2, 'provider.deleted', 'provider', p.extension_id, p.revision, NULL, $3,"
 	"   '{}'::jsonb FROM p)"
 	" SELECT revision FROM p",
-	5, false, NULL};
+	5, false, &prov_written_row};
 
 static const struct db_stmt doctor_stmt = {
 	"provider_doctor_record",
@@ -89,18 +142,18 @@ static const struct db_stmt doctor_stmt = {
 	"   p.revision, $3, jsonb_build_object('doctor_ready', $6::boolean, 'reason_code', $7::text)"
 	"  FROM p)"
 	" SELECT revision FROM p",
-	7, false, NULL};
+	7, false, &prov_written_row};
 
 #define CAND_COLS                                                                          \
 	"p.extension_id, p.protocol, p.enabled,"                                              \
-	" p.doctor_verified_revision IS NOT DISTINCT FROM p.revision, p.endpoint_url,"        \
+	" p.doctor_verified_revision IS NOT DISTINCT FROM p.revision AS ready, p.endpoint_url," \
 	" p.timeout_seconds, p.revision"
 
 static const struct db_stmt cand_stmt = {
 	"provider_candidates",
 	"SELECT " CAND_COLS " FROM providers p"
 	" WHERE p.tenant_id = $1 AND (p.protocol = $2 OR p.extension_id = $3) ORDER BY p.seq",
-	3, false, NULL};
+	3, false, &cand_row};
 
 static const struct db_stmt receipt_put_stmt = {
 	"dc_receipt_put",
@@ -110,14 +163,15 @@ static const struct db_stmt receipt_put_stmt = {
 
 static const struct db_stmt receipt_get_stmt = {
 	"dc_receipt_get",
-	"SELECT receipt::text FROM decision_context_receipts"
+	"SELECT receipt::text AS receipt_json FROM decision_context_receipts"
 	" WHERE tenant_id = $1 AND receipt_id = $2",
-	2, false, NULL};
+	2, false, &receipt_row};
 
 static const struct db_stmt sp_get_stmt = {
 	"sp_config_get",
-	"SELECT revision, config::text FROM semantic_preference_configs WHERE tenant_id = $1",
-	1, false, NULL};
+	"SELECT revision, config::text AS config_json FROM semantic_preference_configs"
+	" WHERE tenant_id = $1",
+	1, false, &sp_config_row};
 
 /* Expected 0 inserts (a concurrent first write loses on the key); later writes update
  * under the revision guard. */
@@ -137,48 +191,48 @@ static const struct db_stmt sp_put_stmt = {
 	"    'surface_count', (SELECT count(*) FROM jsonb_object_keys($5::jsonb -> 'surfaces')))"
 	"  FROM done)"
 	" SELECT revision FROM done",
-	5, false, NULL};
+	5, false, &sp_written_row};
 
 static const struct db_stmt sp_recall_stmt = {
 	"sp_recall_read",
-	"SELECT c.revision, c.config::text, " CAND_COLS
+	"SELECT c.revision, c.config::text AS config_json, " CAND_COLS
 	" FROM (SELECT 1) one"
 	" LEFT JOIN semantic_preference_configs c ON c.tenant_id = $1"
 	" LEFT JOIN providers p ON p.tenant_id = $1"
 	"  AND (p.protocol = 'semantic_preference_provider_v0'"
 	"   OR p.extension_id = c.config -> 'provider' ->> 'extension_id')"
 	" ORDER BY p.seq",
-	1, false, NULL};
+	1, false, NULL /* read with two specs: db_sp_recall_read */};
 
 enum rg_status db_provider_create(struct db_conn *c, const struct db_actor *a,
-				  const struct db_provider_new *p, PGresult **res,
+				  const struct db_provider_new *p, struct db_rows *row,
 				  struct db_error *err)
 {
 	char timeout[DB_INT_SIZE];
 	const char *params[] = {p->extension_id, p->protocol, p->endpoint_url, p->doctor_url,
 				db_int_param(timeout, p->timeout_seconds), p->permissions_json,
 				p->enabled ? "t" : "f"};
-	enum rg_status st = db_exec_audited(c, &create_stmt, a, params, res, err);
+	enum rg_status st = db_query_audited(c, &create_stmt, a, params, row, err);
 	return st == RG_STALE ? RG_CONFLICT : st;
 }
 
 enum rg_status db_provider_get(struct db_conn *c, const char *tenant, const char *id,
-			       PGresult **res, struct db_error *err)
+			       struct db_rows *rows, struct db_error *err)
 {
 	const char *params[] = {tenant, id};
-	return db_exec(c, &get_stmt, params, res, err);
+	return db_query(c, &get_stmt, params, rows, err);
 }
 
 enum rg_status db_provider_list(struct db_conn *c, const char *tenant, int64_t after,
-				int limit, PGresult **res, struct db_error *err)
+				int limit, struct db_rows *rows, struct db_error *err)
 {
 	char a[DB_INT_SIZE], l[DB_INT_SIZE];
 	const char *params[] = {tenant, db_int_param(a, after), db_page_limit_param(l, limit)};
-	return db_exec(c, &list_stmt, params, res, err);
+	return db_query(c, &list_stmt, params, rows, err);
 }
 
 enum rg_status db_provider_patch(struct db_conn *c, const struct db_actor *a,
-				 const struct db_provider_patch *p, PGresult **res,
+				 const struct db_provider_patch *p, struct db_rows *row,
 				 struct db_error *err)
 {
 	char expected[DB_INT_SIZE], timeout[DB_INT_SIZE];
@@ -192,7 +246,7 @@ enum rg_status db_provider_patch(struct db_conn *c, const struct db_actor *a,
 		p->doctor_url,
 		p->timeout_seconds > 0 ? timeout : NULL,
 	};
-	return db_exec_audited(c, &patch_stmt, a, params, res, err);
+	return db_query_audited(c, &patch_stmt, a, params, row, err);
 }
 
 enum rg_status db_provider_delete(struct db_conn *c, const struct db_actor *a, const char *id,
@@ -200,10 +254,7 @@ enum rg_status db_provider_delete(struct db_conn *c, const struct db_actor *a, c
 {
 	char expected[DB_INT_SIZE];
 	const char *params[] = {id, db_int_param(expected, expected_revision)};
-	PGresult *res = NULL;
-	enum rg_status st = db_exec_audited(c, &delete_stmt, a, params, &res, err);
-	PQclear(res);
-	return st;
+	return db_query_audited(c, &delete_stmt, a, params, NULL, err);
 }
 
 enum rg_status db_provider_doctor_record(struct db_conn *c, const struct db_actor *a,
@@ -212,18 +263,15 @@ enum rg_status db_provider_doctor_record(struct db_conn *c, const struct db_acto
 {
 	char rev[DB_INT_SIZE];
 	const char *params[] = {id, db_int_param(rev, revision), ready ? "t" : "f", reason_code};
-	PGresult *res = NULL;
-	enum rg_status st = db_exec_audited(c, &doctor_stmt, a, params, &res, err);
-	PQclear(res);
-	return st;
+	return db_query_audited(c, &doctor_stmt, a, params, NULL, err);
 }
 
 enum rg_status db_provider_candidates(struct db_conn *c, const char *tenant,
 				      const char *protocol, const char *explicit_id,
-				      PGresult **res, struct db_error *err)
+				      struct db_rows *rows, struct db_error *err)
 {
 	const char *params[] = {tenant, protocol, explicit_id};
-	return db_exec(c, &cand_stmt, params, res, err);
+	return db_query(c, &cand_stmt, params, rows, err);
 }
 
 enum rg_status db_dc_receipt_put(struct db_conn *c, const char *tenant, const char *receipt_id,
@@ -237,17 +285,17 @@ enum rg_status db_dc_receipt_put(struct db_conn *c, const char *tenant, const ch
 }
 
 enum rg_status db_dc_receipt_get(struct db_conn *c, const char *tenant, const char *receipt_id,
-				 PGresult **res, struct db_error *err)
+				 struct db_rows *rows, struct db_error *err)
 {
 	const char *params[] = {tenant, receipt_id};
-	return db_exec(c, &receipt_get_stmt, params, res, err);
+	return db_query(c, &receipt_get_stmt, params, rows, err);
 }
 
-enum rg_status db_sp_config_get(struct db_conn *c, const char *tenant, PGresult **res,
+enum rg_status db_sp_config_get(struct db_conn *c, const char *tenant, struct db_rows *rows,
 				struct db_error *err)
 {
 	const char *params[] = {tenant};
-	return db_exec(c, &sp_get_stmt, params, res, err);
+	return db_query(c, &sp_get_stmt, params, rows, err);
 }
 
 enum rg_status db_sp_config_put(struct db_conn *c, const struct db_actor *a, int64_t expected,
@@ -256,17 +304,35 @@ enum rg_status db_sp_config_put(struct db_conn *c, const struct db_actor *a, int
 {
 	char exp[DB_INT_SIZE];
 	const char *params[] = {db_int_param(exp, expected), config_json};
-	PGresult *res = NULL;
-	enum rg_status st = db_exec_audited(c, &sp_put_stmt, a, params, &res, err);
+	struct db_rows rows;
+	enum rg_status st = db_query_audited(c, &sp_put_stmt, a, params, &rows, err);
 	if (st == RG_OK)
-		*revision = db_int(res, 0, 0);
-	PQclear(res);
+		*revision = ((const struct sp_written *)db_rows_at(&rows, 0))->revision;
+	db_rows_free(&rows);
 	return st;
 }
 
-enum rg_status db_sp_recall_read(struct db_conn *c, const char *tenant, PGresult **res,
-				 struct db_error *err)
+/* One result read twice: its first row's config columns and every row's candidate. */
+enum rg_status db_sp_recall_read(struct db_conn *c, const char *tenant, struct db_rows *config,
+				 struct db_rows *cands, struct db_error *err)
 {
 	const char *params[] = {tenant};
-	return db_exec(c, &sp_recall_stmt, params, res, err);
+	PGresult *res = NULL;
+	*config = (struct db_rows){0};
+	*cands = (struct db_rows){0};
+	enum rg_status st = db_exec(c, &sp_recall_stmt, params, &res, err);
+	if (st == RG_OK)
+		st = db_rows_fill(res, &cand_row, cands, err);
+	if (st == RG_OK)
+		st = db_rows_fill(res, &sp_config_row, config, err);
+	if (st == RG_OK && config->n == 0) {
+		db_error_set(err, RG_ERROR, NULL, "sp_recall_read answered no row");
+		st = RG_ERROR;
+	}
+	if (st != RG_OK) {
+		db_rows_free(config);
+		db_rows_free(cands);
+	}
+	PQclear(res);
+	return st;
 }

@@ -6,12 +6,16 @@
 #include <stdbool.h>
 #include "db/db.h"
 
-/* Columns of every provider row (get, list, and the mutations' answers). */
-enum {
-	DB_PROV_EXTENSION_ID, DB_PROV_PROTOCOL, DB_PROV_ENDPOINT_URL, DB_PROV_DOCTOR_URL,
-	DB_PROV_TIMEOUT, DB_PROV_PERMISSIONS /* JSON */, DB_PROV_ENABLED /* "t"/"f" */,
-	DB_PROV_REVISION, DB_PROV_VERIFIED_REVISION /* NULL */, DB_PROV_CREATED_MS,
-	DB_PROV_UPDATED_MS, DB_PROV_SEQ,
+/* A provider as stored (get, list, and the mutations' answers). */
+struct db_provider {
+	const char *extension_id, *protocol, *endpoint_url;
+	const char *doctor_url;       /* NULL = default */
+	const char *permissions_json; /* a JSON array */
+	int64_t timeout_seconds, revision;
+	int64_t verified_revision;    /* doctor_verified_revision; see unverified */
+	bool unverified;              /* doctor_verified_revision is NULL */
+	bool enabled;
+	int64_t created_ms, updated_ms, seq;
 };
 
 struct db_provider_new {
@@ -22,17 +26,17 @@ struct db_provider_new {
 	bool enabled;
 };
 /* Registers (revision 1) + audit provider.registered. RG_CONFLICT when the id exists.
- * *res: the provider row. */
+ * *row: the db_provider row (new, db_rows_free). */
 enum rg_status db_provider_create(struct db_conn *c, const struct db_actor *a,
-				  const struct db_provider_new *p, PGresult **res,
+				  const struct db_provider_new *p, struct db_rows *row,
 				  struct db_error *err) RG_MUSTCHECK;
-/* 0 or 1 provider row. */
+/* 0 or 1 db_provider row. */
 enum rg_status db_provider_get(struct db_conn *c, const char *tenant, const char *id,
-			       PGresult **res, struct db_error *err) RG_MUSTCHECK;
-/* Provider rows with seq > after, in seq order: at most limit + 1 (the extra row tells
+			       struct db_rows *rows, struct db_error *err) RG_MUSTCHECK;
+/* db_provider rows with seq > after, in seq order: at most limit + 1 (the extra row tells
  * that a next page exists). */
 enum rg_status db_provider_list(struct db_conn *c, const char *tenant, int64_t after,
-				int limit, PGresult **res, struct db_error *err) RG_MUSTCHECK;
+				int limit, struct db_rows *rows, struct db_error *err) RG_MUSTCHECK;
 
 /* A PATCH: NULL / negative members keep the stored value. */
 struct db_provider_patch {
@@ -46,9 +50,9 @@ struct db_provider_patch {
 };
 /* Revision + 1 under the revision guard + audit provider.updated. A changed endpoint or
  * doctor URL clears the doctor binding; otherwise a passing one moves to the new revision.
- * RG_STALE when the revision moved or the provider is gone. *res: the provider row. */
+ * RG_STALE when the revision moved or the provider is gone. *row: the db_provider row. */
 enum rg_status db_provider_patch(struct db_conn *c, const struct db_actor *a,
-				 const struct db_provider_patch *p, PGresult **res,
+				 const struct db_provider_patch *p, struct db_rows *row,
 				 struct db_error *err) RG_MUSTCHECK;
 /* Deletes (guarded by expected_revision unless it is 0) + audit provider.deleted.
  * RG_STALE when there was nothing to delete at that revision. */
@@ -60,37 +64,48 @@ enum rg_status db_provider_doctor_record(struct db_conn *c, const struct db_acto
 					 const char *id, int64_t revision, bool ready,
 					 const char *reason_code, struct db_error *err) RG_MUSTCHECK;
 
-/* Columns of a dispatch candidate. */
-enum {
-	DB_CAND_EXTENSION_ID, DB_CAND_PROTOCOL, DB_CAND_ENABLED, DB_CAND_READY,
-	DB_CAND_ENDPOINT_URL, DB_CAND_TIMEOUT, DB_CAND_REVISION,
+/* A dispatch candidate. */
+struct db_provider_cand {
+	const char *extension_id; /* NULL: no candidate (db_sp_recall_read's empty row) */
+	const char *protocol, *endpoint_url;
+	bool enabled, ready;      /* ready: the doctor passed at the current revision */
+	int64_t timeout_seconds, revision;
 };
 /* The tenant's providers of `protocol`, and the one named explicit_id (may be NULL) of any
- * protocol, in registration order. */
+ * protocol, in registration order: db_provider_cand rows. */
 enum rg_status db_provider_candidates(struct db_conn *c, const char *tenant,
 				      const char *protocol, const char *explicit_id,
-				      PGresult **res, struct db_error *err) RG_MUSTCHECK;
+				      struct db_rows *rows, struct db_error *err) RG_MUSTCHECK;
 
 /* Stores a receipt (its JSON) under receipt_id. */
 enum rg_status db_dc_receipt_put(struct db_conn *c, const char *tenant, const char *receipt_id,
 				 const char *receipt_json, struct db_error *err) RG_MUSTCHECK;
-/* 0 or 1 row: receipt (JSON text). */
+/* A stored receipt, as the handler rendered it. */
+struct db_dc_receipt {
+	const char *receipt_json;
+};
+/* 0 or 1 db_dc_receipt row. */
 enum rg_status db_dc_receipt_get(struct db_conn *c, const char *tenant, const char *receipt_id,
-				 PGresult **res, struct db_error *err) RG_MUSTCHECK;
+				 struct db_rows *rows, struct db_error *err) RG_MUSTCHECK;
 
-/* 0 or 1 row: revision, config (JSON text). */
-enum rg_status db_sp_config_get(struct db_conn *c, const char *tenant, PGresult **res,
+/* The tenant's semantic-preference hook config. */
+struct db_sp_config {
+	int64_t revision;
+	bool never;              /* never configured (db_sp_recall_read only) */
+	const char *config_json; /* NULL when never configured */
+};
+/* 0 or 1 db_sp_config row. */
+enum rg_status db_sp_config_get(struct db_conn *c, const char *tenant, struct db_rows *rows,
 				struct db_error *err) RG_MUSTCHECK;
 /* Compare-and-swap (expected 0 = never configured) + audit semantic_preference_config.updated.
  * RG_STALE when the revision moved. */
 enum rg_status db_sp_config_put(struct db_conn *c, const struct db_actor *a, int64_t expected,
 				const char *config_json, int64_t *revision,
 				struct db_error *err) RG_MUSTCHECK;
-/* The config and the dispatch candidates of a recall in one round trip: at least one row;
- * column 0 revision (NULL when never configured), 1 config (JSON), then the DB_CAND_*
- * columns shifted by 2 (all NULL when the tenant has no candidate). */
-enum rg_status db_sp_recall_read(struct db_conn *c, const char *tenant, PGresult **res,
-				 struct db_error *err) RG_MUSTCHECK;
-#define DB_SP_CAND_OFFSET 2
+/* The config and the dispatch candidates of a recall in one round trip: *config one
+ * db_sp_config row (never = true when the tenant has none), *cands the db_provider_cand
+ * rows (one with extension_id NULL when the tenant has no candidate). Both new. */
+enum rg_status db_sp_recall_read(struct db_conn *c, const char *tenant, struct db_rows *config,
+				 struct db_rows *cands, struct db_error *err) RG_MUSTCHECK;
 
 #endif

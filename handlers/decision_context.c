@@ -154,21 +154,21 @@ void h_dc_retrieve(struct h_ctx *ctx)
 			      .transient = json_array()};
 	struct h_dispatch d;
 	struct db_conn *c = NULL;
-	PGresult *res = NULL;
+	struct db_rows cands = {0};
 	char receipt_id[RG_ID_SIZE];
 	char *text = NULL;
 	json_t *receipt = NULL;
 
 	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK)
-		st = db_provider_candidates(c, ctx->tenant_id, RG_PROTO_DC, explicit_id, &res,
+		st = db_provider_candidates(c, ctx->tenant_id, RG_PROTO_DC, explicit_id, &cands,
 					    &ctx->dberr);
 	h_db_release(ctx, c);
 	c = NULL;
 	if (st != RG_OK)
 		goto out;
-	h_dispatch_resolve(res, 0, RG_PROTO_DC, explicit_id, &d);
-	PQclear(res);
+	h_dispatch_resolve(&cands, RG_PROTO_DC, explicit_id, &d);
+	db_rows_free(&cands);
 	if (d.reason != NULL)
 		fail(&r, d.reason);
 	else
@@ -207,13 +207,15 @@ out:
 
 void h_dc_receipt_get(struct h_ctx *ctx)
 {
-	PGresult *res = h_fetch_by_id(ctx, db_dc_receipt_get, h_param(ctx, "receipt_id"),
-				      "No such receipt.");
-	if (res == NULL)
+	struct db_rows rows;
+	const struct db_dc_receipt *rc = h_fetch_row(ctx, db_dc_receipt_get,
+						     h_param(ctx, "receipt_id"), "No such receipt.",
+						     &rows);
+	if (rc == NULL)
 		return;
 	/* the receipt as it was answered, byte for byte */
-	ctx->raw = strdup(db_text(res, 0, 0));
-	PQclear(res);
+	ctx->raw = strdup(rc->receipt_json);
+	db_rows_free(&rows);
 	if (ctx->raw == NULL) {
 		h_db_failed(ctx, RG_NOMEM);
 		return;

@@ -195,22 +195,19 @@ const struct field_spec h_empty_body[] = {{.name = NULL}};
 
 /* ---- workspaces ------------------------------------------------------------------ */
 
-static json_t *snapshot_json(const char *id, const PGresult *res, bool with_files)
+static json_t *snapshot_json(const char *id, const struct db_workspace *w)
 {
 	json_t *o = json_pack("{s:s, s:I, s:s, s:s, s:I}", "workspace_id", id, "revision",
-			      (json_int_t)db_int(res, 0, 0), "root_hash", PQgetvalue(res, 0, 1),
-			      "git_head", PQgetvalue(res, 0, 2), "file_count",
-			      (json_int_t)db_int(res, 0, 4));
-	if (with_files) {
-		json_t *map = json_loads(PQgetvalue(res, 0, 3), 0, NULL), *files = json_array();
-		const char *path;
-		json_t *hash;
-		json_object_foreach(map, path, hash)
-			json_array_append_new(files, json_pack("{s:s, s:O}", "path", path,
-							       "content_hash", hash));
-		json_decref(map);
-		json_object_set_new(o, "files", files);
-	}
+			      (json_int_t)w->revision, "root_hash", w->root_hash, "git_head",
+			      w->git_head, "file_count", (json_int_t)w->file_count);
+	json_t *map = json_loads(w->files_json, 0, NULL), *files = json_array();
+	const char *path;
+	json_t *hash;
+	json_object_foreach(map, path, hash)
+		json_array_append_new(files,
+				      json_pack("{s:s, s:O}", "path", path, "content_hash", hash));
+	json_decref(map);
+	json_object_set_new(o, "files", files);
 	return o;
 }
 
@@ -229,7 +226,7 @@ void h_snapshot_put(struct h_ctx *ctx)
 	json_decref(map);
 	struct db_actor actor = h_actor(ctx);
 	struct db_conn *c = NULL;
-	PGresult *res = NULL;
+	struct db_rows rows = {0};
 	int64_t revision = 0;
 	bool if_match_first;
 	enum rg_status st = files_json ? h_db_acquire(ctx, &c) : RG_NOMEM;
@@ -242,13 +239,14 @@ void h_snapshot_put(struct h_ctx *ctx)
 	else
 		st = RG_STALE;
 	if (st == RG_STALE) {
-		st = db_workspace_get(c, ctx->tenant_id, id, &res, &ctx->dberr);
+		st = db_workspace_get(c, ctx->tenant_id, id, &rows, &ctx->dberr);
+		const struct db_workspace *w = rows.n ? db_rows_at(&rows, 0) : NULL;
 		if (st == RG_OK)
-			h_stale_row(ctx, res, 0, if_match_first);
+			h_stale_of(ctx, w ? &w->revision : NULL, if_match_first);
 	}
 out:
 	h_db_release(ctx, c);
-	PQclear(res);
+	db_rows_free(&rows);
 	free(files_json);
 	if (h_answered(ctx, st))
 		return;
@@ -263,12 +261,14 @@ out:
 void h_snapshot_get(struct h_ctx *ctx)
 {
 	const char *id = h_param(ctx, "workspace_id");
-	PGresult *res = h_fetch_by_id(ctx, db_workspace_get, id, "No such workspace.");
-	if (res == NULL)
+	struct db_rows rows;
+	const struct db_workspace *w =
+		h_fetch_row(ctx, db_workspace_get, id, "No such workspace.", &rows);
+	if (w == NULL)
 		return;
-	h_etag(ctx, db_int(res, 0, 0));
-	h_reply(ctx, 200, snapshot_json(id, res, true));
-	PQclear(res);
+	h_etag(ctx, w->revision);
+	h_reply(ctx, 200, snapshot_json(id, w));
+	db_rows_free(&rows);
 }
 
 /* ---- envelopes ------------------------------------------------------------------- */
@@ -278,31 +278,31 @@ void h_snapshot_get(struct h_ctx *ctx)
 static bool verify(struct h_ctx *ctx, struct db_conn *c, const json_t *env, const char *ws_id,
 		   struct env_verdict *v, int64_t *ws_revision)
 {
-	PGresult *res = NULL;
+	struct db_rows rows = {0};
 	json_t *files = NULL;
 	struct env_snapshot snap = {0};
 	*ws_revision = 0;
 	if (ws_id) {
-		enum rg_status st = db_workspace_get(c, ctx->tenant_id, ws_id, &res, &ctx->dberr);
+		enum rg_status st = db_workspace_get(c, ctx->tenant_id, ws_id, &rows, &ctx->dberr);
 		if (st != RG_OK) {
 			h_db_failed(ctx, st);
 			return false;
 		}
-		if (PQntuples(res) == 0) {
-			PQclear(res);
+		if (rows.n == 0) {
 			h_problem(ctx, PROBLEM_NOT_FOUND, "No such workspace.", NULL);
 			return false;
 		}
-		files = json_loads(PQgetvalue(res, 0, 3), 0, NULL);
-		snap.root_hash = PQgetvalue(res, 0, 1);
+		const struct db_workspace *w = db_rows_at(&rows, 0);
+		files = json_loads(w->files_json, 0, NULL);
+		snap.root_hash = w->root_hash;
 		snap.files = files ? files : json_object();
-		*ws_revision = db_int(res, 0, 0);
+		*ws_revision = w->revision;
 	}
 	core_envelope_verify(env, ws_id ? &snap : NULL, v);
 	if (ws_id && files == NULL)
 		json_decref((json_t *)snap.files);
 	json_decref(files);
-	PQclear(res);
+	db_rows_free(&rows);
 	return true;
 }
 
@@ -370,20 +370,23 @@ out:
 void h_envelope_get(struct h_ctx *ctx)
 {
 	const char *id = h_param(ctx, "envelope_id");
-	PGresult *res = h_fetch_by_id(ctx, db_envelope_get, id, "No such envelope.");
-	if (res == NULL)
+	struct db_rows rows;
+	const struct db_envelope *e =
+		h_fetch_row(ctx, db_envelope_get, id, "No such envelope.", &rows);
+	if (e == NULL)
 		return;
-	struct env_verdict v = {PQgetvalue(res, 0, 4), json_loads(PQgetvalue(res, 0, 5), 0, NULL),
-				json_loads(PQgetvalue(res, 0, 6), 0, NULL)};
+	struct env_verdict v = {e->verdict, json_loads(e->failure_codes_json, 0, NULL),
+				json_loads(e->checks_json, 0, NULL)};
 	if (v.failure_codes && v.checks) {
-		h_etag(ctx, db_int(res, 0, 1));
-		h_reply(ctx, 200, envelope_json(id, db_int(res, 0, 1), &v, db_text(res, 0, 2),
-						 db_int(res, 0, 3), db_int(res, 0, 7), db_int(res, 0, 8)));
+		h_etag(ctx, e->revision);
+		h_reply(ctx, 200, envelope_json(id, e->revision, &v, e->workspace_id,
+						 e->workspace_revision, e->created_ms,
+						 e->updated_ms));
 	} else {
 		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 	}
 	core_env_verdict_free(&v);
-	PQclear(res);
+	db_rows_free(&rows);
 }
 
 void h_envelope_verify(struct h_ctx *ctx)
@@ -395,18 +398,20 @@ void h_envelope_verify(struct h_ctx *ctx)
 	json_t *env = NULL;
 	struct db_conn *c = NULL;
 	struct db_actor actor = h_actor(ctx);
-	PGresult *res = h_fetch_by_id(ctx, db_envelope_get, id, "No such envelope.");
-	if (res == NULL)
+	struct db_rows rows;
+	const struct db_envelope *e =
+		h_fetch_row(ctx, db_envelope_get, id, "No such envelope.", &rows);
+	if (e == NULL)
 		return;
 	/* verify moves the envelope's revision: If-Match, when sent, must name it (API.md §0). */
-	if (!h_if_match(ctx, db_int(res, 0, 1))) {
-		PQclear(res);
+	if (!h_if_match(ctx, e->revision)) {
+		db_rows_free(&rows);
 		return;
 	}
-	env = json_loads(PQgetvalue(res, 0, 9), 0, NULL);
-	char *ws_id = db_null(res, 0, 2) ? NULL : strdup(PQgetvalue(res, 0, 2));
-	int64_t created = db_int(res, 0, 7);
-	PQclear(res);
+	env = json_loads(e->body_json, 0, NULL);
+	char *ws_id = e->workspace_id ? strdup(e->workspace_id) : NULL;
+	int64_t created = e->created_ms;
+	db_rows_free(&rows);
 	enum rg_status st = env ? h_db_acquire(ctx, &c) : RG_ERROR;
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);

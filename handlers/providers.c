@@ -60,33 +60,29 @@ const struct field_spec h_provider_patch_body[] = {
 
 static const char missing[] = "No such provider.";
 
-static json_t *provider_json(const PGresult *res, int i)
+static json_t *provider_json(const struct db_provider *p)
 {
 	json_error_t e;
-	int64_t revision = db_int(res, i, DB_PROV_REVISION);
-	bool verified = !db_null(res, i, DB_PROV_VERIFIED_REVISION);
-	int64_t verified_rev = db_int(res, i, DB_PROV_VERIFIED_REVISION);
-	json_t *perms = json_loads(db_text(res, i, DB_PROV_PERMISSIONS), 0, &e);
+	bool verified = !p->unverified;
+	json_t *perms = json_loads(p->permissions_json, 0, &e);
 	return json_pack(
 		"{s:s, s:s, s:s, s:o, s:I, s:o, s:b, s:I, s:b, s:o, s:o, s:o}", "extension_id",
-		db_text(res, i, DB_PROV_EXTENSION_ID), "protocol", db_text(res, i, DB_PROV_PROTOCOL),
-		"endpoint_url", db_text(res, i, DB_PROV_ENDPOINT_URL), "doctor_url",
-		db_null(res, i, DB_PROV_DOCTOR_URL) ? json_null()
-						    : json_string(db_text(res, i, DB_PROV_DOCTOR_URL)),
-		"timeout_seconds", (json_int_t)db_int(res, i, DB_PROV_TIMEOUT), "permissions",
-		perms ? perms : json_array(), "enabled",
-		strcmp(db_text(res, i, DB_PROV_ENABLED), "t") == 0, "revision", (json_int_t)revision,
-		"doctor_ready", verified && verified_rev == revision, "doctor_verified_revision",
-		verified ? json_integer(verified_rev) : json_null(), "created_at",
-		h_time(db_int(res, i, DB_PROV_CREATED_MS)), "updated_at",
-		h_time(db_int(res, i, DB_PROV_UPDATED_MS)));
+		p->extension_id, "protocol", p->protocol, "endpoint_url", p->endpoint_url,
+		"doctor_url", p->doctor_url ? json_string(p->doctor_url) : json_null(),
+		"timeout_seconds", (json_int_t)p->timeout_seconds, "permissions",
+		perms ? perms : json_array(), "enabled", p->enabled, "revision",
+		(json_int_t)p->revision, "doctor_ready",
+		verified && p->verified_revision == p->revision, "doctor_verified_revision",
+		verified ? json_integer(p->verified_revision) : json_null(), "created_at",
+		h_time(p->created_ms), "updated_at", h_time(p->updated_ms));
 }
 
-/* Answers a provider row: ETag and the JSON. */
-static void reply_provider(struct h_ctx *ctx, int status, const PGresult *res)
+/* Answers the provider row of rows: ETag and the JSON. */
+static void reply_provider(struct h_ctx *ctx, int status, const struct db_rows *rows)
 {
-	h_etag(ctx, db_int(res, 0, DB_PROV_REVISION));
-	h_reply(ctx, status, provider_json(res, 0));
+	const struct db_provider *p = db_rows_at(rows, 0);
+	h_etag(ctx, p->revision);
+	h_reply(ctx, status, provider_json(p));
 }
 
 void h_provider_create(struct h_ctx *ctx)
@@ -105,10 +101,10 @@ void h_provider_create(struct h_ctx *ctx)
 	};
 	struct db_actor actor = h_actor(ctx);
 	struct db_conn *c = NULL;
-	PGresult *res = NULL;
+	struct db_rows row = {0};
 	enum rg_status st = perms ? h_db_acquire(ctx, &c) : RG_NOMEM;
 	if (st == RG_OK)
-		st = db_provider_create(c, &actor, &p, &res, &ctx->dberr);
+		st = db_provider_create(c, &actor, &p, &row, &ctx->dberr);
 	h_db_release(ctx, c);
 	free(perms);
 	if (st == RG_CONFLICT) {
@@ -121,37 +117,41 @@ void h_provider_create(struct h_ctx *ctx)
 		return;
 	}
 	snprintf(ctx->location, sizeof ctx->location, "/v1/providers/%s", p.extension_id);
-	reply_provider(ctx, 201, res);
-	PQclear(res);
+	reply_provider(ctx, 201, &row);
+	db_rows_free(&row);
 }
 
 static enum rg_status fetch_providers(struct h_ctx *ctx, struct db_conn *c, const void *arg,
-				      int64_t after, int limit, PGresult **res)
+				      int64_t after, int limit, struct db_rows *rows)
 {
 	(void)arg;
-	return db_provider_list(c, ctx->tenant_id, after, limit, res, &ctx->dberr);
+	return db_provider_list(c, ctx->tenant_id, after, limit, rows, &ctx->dberr);
 }
 
-static json_t *provider_row(const PGresult *res, int i, const void *arg, int64_t *cursor)
+static json_t *provider_item(const void *row, const void *arg, int64_t *cursor)
 {
 	(void)arg;
-	*cursor = db_int(res, i, DB_PROV_SEQ);
-	return provider_json(res, i);
+	const struct db_provider *p = row;
+	*cursor = p->seq;
+	return provider_json(p);
 }
 
 void h_provider_list(struct h_ctx *ctx)
 {
-	const struct h_list_query q = {H_PAGE_DEFAULT, NULL, fetch_providers, provider_row, NULL, NULL};
+	const struct h_list_query q = {.default_limit = H_PAGE_DEFAULT,
+				       .fetch_rows = fetch_providers,
+				       .render = provider_item};
 	h_list(ctx, &q);
 }
 
 void h_provider_get(struct h_ctx *ctx)
 {
-	PGresult *res = h_fetch_by_id(ctx, db_provider_get, h_param(ctx, "extension_id"), missing);
-	if (res == NULL)
+	struct db_rows rows;
+	if (h_fetch_row(ctx, db_provider_get, h_param(ctx, "extension_id"), missing, &rows) ==
+	    NULL)
 		return;
-	reply_provider(ctx, 200, res);
-	PQclear(res);
+	reply_provider(ctx, 200, &rows);
+	db_rows_free(&rows);
 }
 
 /* Answers a refused guarded write from a fresh read: 404 when the provider is gone, else
@@ -159,15 +159,16 @@ void h_provider_get(struct h_ctx *ctx)
 static enum rg_status refuse(struct h_ctx *ctx, struct db_conn *c, const char *id,
 			     bool if_match_first)
 {
-	PGresult *res = NULL;
-	enum rg_status st = db_provider_get(c, ctx->tenant_id, id, &res, &ctx->dberr);
+	struct db_rows rows;
+	enum rg_status st = db_provider_get(c, ctx->tenant_id, id, &rows, &ctx->dberr);
 	if (st != RG_OK)
 		return st;
-	if (PQntuples(res) == 0)
+	if (rows.n == 0)
 		h_problem(ctx, PROBLEM_NOT_FOUND, missing, NULL);
 	else
-		h_stale(ctx, db_int(res, 0, DB_PROV_REVISION), if_match_first);
-	PQclear(res);
+		h_stale(ctx, ((const struct db_provider *)db_rows_at(&rows, 0))->revision,
+			if_match_first);
+	db_rows_free(&rows);
 	return RG_OK;
 }
 
@@ -187,21 +188,21 @@ void h_provider_patch(struct h_ctx *ctx)
 	};
 	struct db_actor actor = h_actor(ctx);
 	struct db_conn *c = NULL;
-	PGresult *res = NULL;
+	struct db_rows row = {0};
 	bool if_match_first;
 	bool may_write = h_guard_write(ctx, p.expected_revision, &if_match_first);
 	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK) {
-		st = may_write ? db_provider_patch(c, &actor, &p, &res, &ctx->dberr) : RG_STALE;
+		st = may_write ? db_provider_patch(c, &actor, &p, &row, &ctx->dberr) : RG_STALE;
 		if (st == RG_STALE)
 			st = refuse(ctx, c, p.extension_id, if_match_first);
 	}
 	h_db_release(ctx, c);
 	if (st != RG_OK)
 		h_db_failed(ctx, st);
-	else if (res != NULL)
-		reply_provider(ctx, 200, res);
-	PQclear(res);
+	else if (row.n > 0)
+		reply_provider(ctx, 200, &row);
+	db_rows_free(&row);
 }
 
 void h_provider_delete(struct h_ctx *ctx)
@@ -230,50 +231,49 @@ void h_provider_delete(struct h_ctx *ctx)
 
 /* ---- dispatch helpers (shared with decision_context.c and semantic_prefs.c) ---------- */
 
-void h_dispatch_resolve(const PGresult *res, int col, const char *protocol,
+void h_dispatch_resolve(const struct db_rows *rows, const char *protocol,
 			const char *explicit_id, struct h_dispatch *out)
 {
-	int n = PQntuples(res);
-	struct core_provider_cand *cands = calloc(n > 0 ? (size_t)n : 1, sizeof *cands);
-	int *rows = calloc(n > 0 ? (size_t)n : 1, sizeof *rows);
+	size_t n = rows->n;
+	struct core_provider_cand *cands = calloc(n > 0 ? n : 1, sizeof *cands);
+	const struct db_provider_cand **from = calloc(n > 0 ? n : 1, sizeof *from);
 	size_t k = 0, chosen = 0;
 	memset(out, 0, sizeof *out);
-	if (cands == NULL || rows == NULL) {
+	if (cands == NULL || from == NULL) {
 		out->reason = "provider_missing";
 		goto done;
 	}
-	for (int i = 0; i < n; i++) {
-		if (db_null(res, i, col + DB_CAND_EXTENSION_ID))
+	for (size_t i = 0; i < n; i++) {
+		const struct db_provider_cand *p = db_rows_at(rows, i);
+		if (p->extension_id == NULL)
 			continue;
-		cands[k].extension_id = db_text(res, i, col + DB_CAND_EXTENSION_ID);
-		cands[k].protocol = db_text(res, i, col + DB_CAND_PROTOCOL);
-		cands[k].enabled = strcmp(db_text(res, i, col + DB_CAND_ENABLED), "t") == 0;
-		cands[k].ready = strcmp(db_text(res, i, col + DB_CAND_READY), "t") == 0;
-		rows[k++] = i;
+		cands[k].extension_id = p->extension_id;
+		cands[k].protocol = p->protocol;
+		cands[k].enabled = p->enabled;
+		cands[k].ready = p->ready;
+		from[k++] = p;
 	}
 	enum core_resolve r = core_provider_resolve(cands, k, protocol, explicit_id, &chosen);
 	out->reason = core_resolve_reason(r);
 	if (r == CORE_RESOLVE_OK || r == CORE_RESOLVE_DISABLED || r == CORE_RESOLVE_NOT_READY) {
-		int i = -1;
+		const struct db_provider_cand *p = NULL;
 		if (r == CORE_RESOLVE_OK)
-			i = rows[chosen];
+			p = from[chosen];
 		else
 			for (size_t j = 0; j < k; j++)
 				if (strcmp(cands[j].extension_id, explicit_id) == 0)
-					i = rows[j];
-		if (i >= 0) {
+					p = from[j];
+		if (p != NULL) {
 			out->named = true;
-			snprintf(out->extension_id, sizeof out->extension_id, "%s",
-				 db_text(res, i, col + DB_CAND_EXTENSION_ID));
-			snprintf(out->endpoint_url, sizeof out->endpoint_url, "%s",
-				 db_text(res, i, col + DB_CAND_ENDPOINT_URL));
-			out->timeout_seconds = (int)db_int(res, i, col + DB_CAND_TIMEOUT);
-			out->revision = db_int(res, i, col + DB_CAND_REVISION);
+			snprintf(out->extension_id, sizeof out->extension_id, "%s", p->extension_id);
+			snprintf(out->endpoint_url, sizeof out->endpoint_url, "%s", p->endpoint_url);
+			out->timeout_seconds = (int)p->timeout_seconds;
+			out->revision = p->revision;
 		}
 	}
 done:
 	free(cands);
-	free(rows);
+	free(from);
 }
 
 void h_dispatch_call(struct h_ctx *ctx, const struct h_call *call, struct h_call_result *res,
@@ -309,18 +309,16 @@ void h_provider_doctor(struct h_ctx *ctx)
 {
 	const char *id = h_param(ctx, "extension_id");
 	char url[RG_PROVIDER_URL_MAX + 16], protocol[64];
-	PGresult *res = h_fetch_by_id(ctx, db_provider_get, id, missing);
-	if (res == NULL)
+	struct db_rows rows;
+	const struct db_provider *p = h_fetch_row(ctx, db_provider_get, id, missing, &rows);
+	if (p == NULL)
 		return;
-	int64_t revision = db_int(res, 0, DB_PROV_REVISION);
-	unsigned timeout = (unsigned)db_int(res, 0, DB_PROV_TIMEOUT);
-	snprintf(protocol, sizeof protocol, "%s", db_text(res, 0, DB_PROV_PROTOCOL));
+	int64_t revision = p->revision;
+	unsigned timeout = (unsigned)p->timeout_seconds;
+	snprintf(protocol, sizeof protocol, "%s", p->protocol);
 	/* url holds any stored URL (≤ RG_PROVIDER_URL_MAX) plus "/doctor" */
-	(void)core_provider_doctor_url(
-		db_text(res, 0, DB_PROV_ENDPOINT_URL),
-		db_null(res, 0, DB_PROV_DOCTOR_URL) ? NULL : db_text(res, 0, DB_PROV_DOCTOR_URL), url,
-		sizeof url);
-	PQclear(res);
+	(void)core_provider_doctor_url(p->endpoint_url, p->doctor_url, url, sizeof url);
+	db_rows_free(&rows);
 
 	/* no database connection is held during the call */
 	struct h_call call = {.method = "GET", .url = url, .deadline_ms = timeout * 1000};

@@ -5,11 +5,11 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <libpq-fe.h>
 #include <jansson.h>
 
 #include "core/ids.h"
 #include "core/provider.h"
+#include "db/providers.h"
 #include "handlers/api.h"
 
 /* The provider a call goes to (copied out of the rows, so the connection can go back). */
@@ -23,9 +23,8 @@ struct h_dispatch {
 	int64_t revision;
 };
 
-/* Resolves among the candidate rows of res (DB_CAND_* columns shifted by `col`; rows whose
- * extension_id is NULL are skipped). */
-void h_dispatch_resolve(const PGresult *res, int col, const char *protocol,
+/* Resolves among the db_provider_cand rows (rows whose extension_id is NULL are skipped). */
+void h_dispatch_resolve(const struct db_rows *cands, const char *protocol,
 			const char *explicit_id, struct h_dispatch *out);
 
 /* Calls the provider; on H_CALL_OK *answer is the strictly parsed body (new) or NULL when

@@ -46,31 +46,33 @@ const struct field_spec h_sp_config_body[] = {
 	{.name = NULL},
 };
 
-static json_t *config_json(const PGresult *res, int revision_col, int config_col)
+/* The stored config (NULL: never configured). */
+static json_t *config_json(const struct db_sp_config *cfg)
 {
 	json_error_t e;
-	if (PQntuples(res) == 0 || db_null(res, 0, revision_col))
+	if (cfg == NULL)
 		return json_pack("{s:n, s:n}", "revision", "config");
-	return json_pack("{s:I, s:o}", "revision", (json_int_t)db_int(res, 0, revision_col),
-			 "config", json_loads(db_text(res, 0, config_col), 0, &e));
+	return json_pack("{s:I, s:o}", "revision", (json_int_t)cfg->revision, "config",
+			 json_loads(cfg->config_json, 0, &e));
 }
 
 void h_sp_config_get(struct h_ctx *ctx)
 {
 	struct db_conn *c = NULL;
-	PGresult *res = NULL;
+	struct db_rows rows = {0};
 	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK)
-		st = db_sp_config_get(c, ctx->tenant_id, &res, &ctx->dberr);
+		st = db_sp_config_get(c, ctx->tenant_id, &rows, &ctx->dberr);
 	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
 		return;
 	}
-	if (PQntuples(res) == 1)
-		h_etag(ctx, db_int(res, 0, 0));
-	h_reply(ctx, 200, config_json(res, 0, 1));
-	PQclear(res);
+	const struct db_sp_config *cfg = rows.n ? db_rows_at(&rows, 0) : NULL;
+	if (cfg)
+		h_etag(ctx, cfg->revision);
+	h_reply(ctx, 200, config_json(cfg));
+	db_rows_free(&rows);
 }
 
 void h_sp_config_put(struct h_ctx *ctx)
@@ -81,7 +83,7 @@ void h_sp_config_put(struct h_ctx *ctx)
 	char *text = json_dumps(config, JSON_COMPACT);
 	struct db_actor actor = h_actor(ctx);
 	struct db_conn *c = NULL;
-	PGresult *res = NULL;
+	struct db_rows rows = {0};
 	int64_t revision = 0;
 	bool if_match_first;
 	enum rg_status st = text ? h_db_acquire(ctx, &c) : RG_NOMEM;
@@ -90,13 +92,14 @@ void h_sp_config_put(struct h_ctx *ctx)
 			     ? db_sp_config_put(c, &actor, expected, text, &revision, &ctx->dberr)
 			     : RG_STALE;
 		if (st == RG_STALE) {
-			st = db_sp_config_get(c, ctx->tenant_id, &res, &ctx->dberr);
+			st = db_sp_config_get(c, ctx->tenant_id, &rows, &ctx->dberr);
+			const struct db_sp_config *cfg = rows.n ? db_rows_at(&rows, 0) : NULL;
 			if (st == RG_OK)
-				h_stale_row(ctx, res, 0, if_match_first);
+				h_stale_of(ctx, cfg ? &cfg->revision : NULL, if_match_first);
 		}
 	}
 	h_db_release(ctx, c);
-	PQclear(res);
+	db_rows_free(&rows);
 	free(text);
 	if (h_answered(ctx, st))
 		return;
@@ -191,22 +194,24 @@ void h_sp_recall(struct h_ctx *ctx)
 	const char *surface_id = json_string_value(json_object_get(ctx->body, "surface"));
 	struct sp_result r = {.items = json_array(), .guidance = json_null()};
 	struct db_conn *c = NULL;
-	PGresult *res = NULL;
+	struct db_rows cfg_rows, cands;
 	json_t *config = NULL;
 	json_error_t e;
 	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK)
-		st = db_sp_recall_read(c, ctx->tenant_id, &res, &ctx->dberr);
+		st = db_sp_recall_read(c, ctx->tenant_id, &cfg_rows, &cands, &ctx->dberr);
 	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		json_decref(r.items);
 		h_db_failed(ctx, st);
 		return;
 	}
-	if (!db_null(res, 0, 0))
-		config = json_loads(db_text(res, 0, 1), 0, &e);
+	const struct db_sp_config *cfg = db_rows_at(&cfg_rows, 0);
+	if (!cfg->never)
+		config = json_loads(cfg->config_json, 0, &e);
+	db_rows_free(&cfg_rows);
 	if (config == NULL || !json_is_true(json_object_get(config, "enabled"))) {
-		PQclear(res);
+		db_rows_free(&cands);
 		json_decref(config);
 		reply_recall(ctx, "disabled", &r);
 		return;
@@ -214,18 +219,18 @@ void h_sp_recall(struct h_ctx *ctx)
 	const json_t *surface_cfg =
 		json_object_get(json_object_get(config, "surfaces"), surface_id);
 	if (surface_cfg == NULL) {
-		PQclear(res);
+		db_rows_free(&cands);
 		json_decref(config);
 		json_decref(r.items);
 		h_invalid(ctx, "surface", "must name a surface of the semantic-preference config");
 		return;
 	}
 	struct h_dispatch d;
-	h_dispatch_resolve(res, DB_SP_CAND_OFFSET, RG_PROTO_SP,
+	h_dispatch_resolve(&cands, RG_PROTO_SP,
 			   json_string_value(json_object_get(json_object_get(config, "provider"),
 							     "extension_id")),
 			   &d);
-	PQclear(res);
+	db_rows_free(&cands);
 	if (d.reason != NULL)
 		r.failure_kind = "extension_binding_unavailable";
 	else
