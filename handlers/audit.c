@@ -1,4 +1,5 @@
-/* Audit (openapi/openapi.yaml, /v1/audit and /v1/events): list with filters and cursor, verify the hash chains. */
+/* Audit (openapi/openapi.yaml, /v1/audit and /v1/events): list with filters and cursor,
+ * verify the hash chains, open an event stream. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -297,8 +297,9 @@ void h_stale_of(struct h_ctx *ctx, const int64_t *current, bool if_match_first)
 
 void h_stale_row(struct h_ctx *ctx, const PGresult *res, int col, bool if_match_first)
 {
-	int64_t current = PQntuples(res) > 0 ? db_int(res, 0, col) : 0;
-	h_stale_of(ctx, PQntuples(res) > 0 ? &current : NULL, if_match_first);
+	bool found = PQntuples(res) > 0;
+	int64_t current = found ? db_int(res, 0, col) : 0;
+	h_stale_of(ctx, found ? &current : NULL, if_match_first);
 }
 
 struct db_actor h_actor(const struct h_ctx *ctx)
