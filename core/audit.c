@@ -1,7 +1,11 @@
 #include "core/audit.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/timefmt.h"
 
 #define MAX_DEPTH 64
 
@@ -251,7 +255,24 @@ bool core_canonical_jsonb(const char *text, char **out, size_t *out_len)
 
 /* ---------------------------------------------------------------- the record hash */
 
-bool core_audit_hash(const struct core_audit_record *r, char out[RG_SHA256_TAGGED_SIZE])
+/* An integer as jsonb prints a bigint. */
+static void put_int(struct buf *b, int64_t v)
+{
+	char num[24];
+	int n = snprintf(num, sizeof num, "%" PRId64, v);
+	put(b, num, (size_t)n);
+}
+
+static void put_opt_int(struct buf *b, int64_t v, bool null)
+{
+	if (null)
+		puts_(b, "null");
+	else
+		put_int(b, v);
+}
+
+bool core_audit_hash(const struct core_audit_record *r, const char *at,
+		     char out[RG_SHA256_TAGGED_SIZE])
 {
 	char *details = NULL;
 	size_t details_len = 0;
@@ -265,7 +286,7 @@ bool core_audit_hash(const struct core_audit_record *r, char out[RG_SHA256_TAGGE
 	puts_(&b, ",\"actor_token_id\":");
 	put_opt_string(&b, r->actor_token_id);
 	puts_(&b, ",\"at\":");
-	put_pg_string(&b, r->at);
+	put_pg_string(&b, at);
 	puts_(&b, ",\"details\":");
 	put(&b, details, details_len);
 	puts_(&b, ",\"request_id\":");
@@ -275,11 +296,11 @@ bool core_audit_hash(const struct core_audit_record *r, char out[RG_SHA256_TAGGE
 	puts_(&b, ",\"resource_type\":");
 	put_pg_string(&b, r->resource_type);
 	puts_(&b, ",\"revision_after\":");
-	puts_(&b, r->revision_after ? r->revision_after : "null");
+	put_opt_int(&b, r->revision_after, r->no_revision_after);
 	puts_(&b, ",\"revision_before\":");
-	puts_(&b, r->revision_before ? r->revision_before : "null");
+	put_opt_int(&b, r->revision_before, r->no_revision_before);
 	puts_(&b, ",\"seq\":");
-	puts_(&b, r->seq);
+	put_int(&b, r->seq);
 	puts_(&b, "}");
 	free(details);
 	if (b.failed) {
@@ -289,6 +310,33 @@ bool core_audit_hash(const struct core_audit_record *r, char out[RG_SHA256_TAGGE
 	core_sha256_tagged(b.p, b.len, out);
 	free(b.p);
 	return true;
+}
+
+/* ---------------------------------------------------------------- the API's record */
+
+static json_t *opt_int(int64_t v, bool null)
+{
+	return null ? json_null() : json_integer(v);
+}
+
+static json_t *opt_text(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+json_t *core_audit_record_json(const struct core_audit_record *r)
+{
+	char at[RG_TIME_SIZE];
+	core_time_format(r->at_ms, at);
+	json_t *details = r->details ? json_loads(r->details, 0, NULL) : NULL;
+	return json_pack("{s:I, s:s, s:o, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:s}", "seq",
+			 (json_int_t)r->seq, "at", at, "actor_token_id", opt_text(r->actor_token_id),
+			 "action", r->action, "resource_type", r->resource_type, "resource_id",
+			 r->resource_id, "revision_before",
+			 opt_int(r->revision_before, r->no_revision_before), "revision_after",
+			 opt_int(r->revision_after, r->no_revision_after), "request_id",
+			 opt_text(r->request_id), "details", details ? details : json_object(),
+			 "prev_hash", opt_text(r->prev_hash), "hash", r->hash);
 }
 
 /* ---------------------------------------------------------------- the verify cursor */

@@ -11,8 +11,8 @@ struct db_events {
 	PGconn *pg;
 };
 
-/* The columns of db_audit_list (db_audit_row_json reads them), then tenant_id. */
-#define EVENT_COLUMNS "SELECT " DB_AUDIT_COLUMNS ", tenant_id FROM audit_log"
+/* Audit records (db_audit_record_row reads them). */
+#define EVENT_COLUMNS "SELECT " DB_AUDIT_COLUMNS " FROM audit_log"
 
 static bool run(struct db_events *ev, const char *sql, struct db_error *err)
 {
@@ -128,6 +128,19 @@ static bool fetch(struct db_events *ev, const char *sql, int n, const char *cons
 	return false;
 }
 
+/* fetch, its rows read as audit records. */
+static bool fetch_records(struct db_events *ev, const char *sql, int n,
+			  const char *const *params, struct db_rows *rows, struct db_error *err)
+{
+	PGresult *res = NULL;
+	*rows = (struct db_rows){0};
+	if (!fetch(ev, sql, n, params, &res, err))
+		return false;
+	enum rg_status st = db_rows_fill(res, &db_audit_record_row, rows, err);
+	PQclear(res);
+	return st == RG_OK;
+}
+
 /* db_array_literal, with err set when memory ran out. */
 static char *text_array(const char *const *ids, size_t n, struct db_error *err)
 {
@@ -138,36 +151,37 @@ static char *text_array(const char *const *ids, size_t n, struct db_error *err)
 }
 
 bool db_events_fetch_tenants(struct db_events *ev, const char *const *tenant_ids, size_t n,
-			     int64_t after, int64_t upto, int limit, PGresult **res,
+			     int64_t after, int64_t upto, int limit, struct db_rows *rows,
 			     struct db_error *err)
 {
+	*rows = (struct db_rows){0};
 	char *array = text_array(tenant_ids, n, err);
 	if (array == NULL)
 		return false;
 	char a[DB_INT_SIZE], u[DB_INT_SIZE], l[DB_INT_SIZE];
 	const char *params[] = {array, db_int_param(a, after), db_int_param(u, upto),
 				db_int_param(l, limit)};
-	bool ok = fetch(ev,
-			EVENT_COLUMNS " WHERE tenant_id = ANY($1::text[]) AND seq > $2::bigint"
-				      " AND seq <= $3::bigint ORDER BY seq LIMIT $4::int",
-			4, params, res, err);
+	bool ok = fetch_records(ev,
+				EVENT_COLUMNS " WHERE tenant_id = ANY($1::text[]) AND seq > $2::bigint"
+					      " AND seq <= $3::bigint ORDER BY seq LIMIT $4::int",
+				4, params, rows, err);
 	free(array);
 	return ok;
 }
 
 bool db_events_fetch_one(struct db_events *ev, const char *tenant_id, const char *resource_type,
 			 const char *resource_id, int64_t after, int64_t upto, int limit,
-			 PGresult **res, struct db_error *err)
+			 struct db_rows *rows, struct db_error *err)
 {
 	char a[DB_INT_SIZE], u[DB_INT_SIZE], l[DB_INT_SIZE];
 	const char *params[] = {tenant_id, resource_type, resource_id, db_int_param(a, after),
 				db_int_param(u, upto), db_int_param(l, limit)};
-	return fetch(ev,
-		     EVENT_COLUMNS " WHERE ($1::text IS NULL OR tenant_id = $1)"
-				   " AND ($2::text IS NULL OR resource_type = $2)"
-				   " AND ($3::text IS NULL OR resource_id = $3) AND seq > $4::bigint"
-				   " AND seq <= $5::bigint ORDER BY seq LIMIT $6::int",
-		     6, params, res, err);
+	return fetch_records(ev,
+			     EVENT_COLUMNS " WHERE ($1::text IS NULL OR tenant_id = $1)"
+					   " AND ($2::text IS NULL OR resource_type = $2)"
+					   " AND ($3::text IS NULL OR resource_id = $3) AND seq > $4::bigint"
+					   " AND seq <= $5::bigint ORDER BY seq LIMIT $6::int",
+			     6, params, rows, err);
 }
 
 bool db_events_tokens_gone(struct db_events *ev, const char *const *tenant_ids,

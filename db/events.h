@@ -7,7 +7,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <libpq-fe.h>
 
 #include "db/db.h"
 
@@ -41,15 +40,17 @@ bool db_events_horizon(struct db_events *ev, const int64_t *notify_after,
 		       const int64_t *sample_after, uint64_t waiting, struct db_horizon *out,
 		       struct db_error *err);
 
-/* The records of these tenants with after < seq ≤ upto, oldest first, at most limit. *res is
- * new; columns as db_audit_list's, then tenant_id. tenant_ids are ids (core_id_valid). */
+/* The records of these tenants with after < seq ≤ upto, oldest first, at most limit. *rows
+ * is new: struct core_audit_record rows (core/audit.h), as db_audit_list's. tenant_ids are
+ * ids (core_id_valid). */
 bool db_events_fetch_tenants(struct db_events *ev, const char *const *tenant_ids, size_t n,
-			     int64_t after, int64_t upto, int limit, PGresult **res,
+			     int64_t after, int64_t upto, int limit, struct db_rows *rows,
 			     struct db_error *err);
-/* One tenant's records (every tenant's with NULL) with the filters (NULL = none), after < seq ≤ upto, at most limit. */
+/* One tenant's records (every tenant's with NULL) with the filters (NULL = none),
+ * after < seq ≤ upto, at most limit; *rows as db_events_fetch_tenants's. */
 bool db_events_fetch_one(struct db_events *ev, const char *tenant_id, const char *resource_type,
 			 const char *resource_id, int64_t after, int64_t upto, int limit,
-			 PGresult **res, struct db_error *err);
+			 struct db_rows *rows, struct db_error *err);
 
 /* Which of these streams' tokens are deleted (or unknown): gone[i] for the pair
  * (tenant_ids[i], token_ids[i]). Ids are ids (core_id_valid). */

@@ -5,12 +5,37 @@
 
 #include "db/pipe.h"
 
+/* A thread's mode as stored (db_thread_mode_get's row). */
+struct mode_row {
+	const char *mode;
+	int64_t revision, effective_ms;
+};
+static const struct db_col mode_cols[] = {
+	DB_TEXT(struct mode_row, mode),
+	DB_INT(struct mode_row, revision),
+	DB_INT(struct mode_row, effective_ms),
+};
+static const struct db_row_spec mode_row = DB_ROW_SPEC(struct mode_row, mode_cols);
+
+/* A written mode and the one before it (db_thread_mode_put's row). */
+struct mode_put_row {
+	const char *previous_mode, *mode;
+	int64_t revision, effective_ms;
+};
+static const struct db_col mode_put_cols[] = {
+	DB_TEXT(struct mode_put_row, previous_mode),
+	DB_TEXT(struct mode_put_row, mode),
+	DB_INT(struct mode_put_row, revision),
+	DB_INT(struct mode_put_row, effective_ms),
+};
+static const struct db_row_spec mode_put_row = DB_ROW_SPEC(struct mode_put_row, mode_put_cols);
+
 /* Kept byte-identical with tests/bench/pgbench_mm_*.sql, which replay it as the ceiling. */
 const struct db_stmt db_thread_mode_get_stmt = {
 	"thread_mode_get",
-	"SELECT mode, revision, epoch_ms(effective_at) FROM thread_memory_modes"
+	"SELECT mode, revision, epoch_ms(effective_at) AS effective_ms FROM thread_memory_modes"
 	" WHERE tenant_id = $1 AND thread_id = $2",
-	2, false, NULL};
+	2, false, &mode_row};
 
 /* Revision 0 means "never written": the first write inserts, later ones update under the
  * revision guard. Both paths end in the audit insert of the same statement. */
@@ -30,18 +55,18 @@ static const struct db_stmt put_stmt = {
 	"  resource_id, revision_before, revision_after, request_id, details)"
 	"  SELECT $1, $2, 'thread.memory_mode.updated', 'thread', $4, done.revision - 1,"
 	"   done.revision, $3, jsonb_build_object('mode', done.mode) FROM done)"
-	" SELECT coalesce((SELECT mode FROM prev), 'enabled'), done.mode, done.revision,"
-	"  epoch_ms(done.effective_at) FROM done",
-	6, false, NULL};
+	" SELECT coalesce((SELECT mode FROM prev), 'enabled') AS previous_mode, done.mode,"
+	"  done.revision, epoch_ms(done.effective_at) AS effective_ms FROM done",
+	6, false, &mode_put_row};
 
-/* The row of get_stmt, or a thread never set (enabled, revision 0). */
-void db_thread_mode_from(const PGresult *res, struct db_thread_mode *out)
+void db_thread_mode_from(const struct db_rows *rows, struct db_thread_mode *out)
 {
 	memset(out, 0, sizeof *out);
-	if (PQntuples(res) == 1) {
-		snprintf(out->mode, sizeof out->mode, "%s", PQgetvalue(res, 0, 0));
-		out->revision = db_int(res, 0, 1);
-		out->effective_ms = db_int(res, 0, 2);
+	if (rows->n == 1) {
+		const struct mode_row *r = db_rows_at(rows, 0);
+		snprintf(out->mode, sizeof out->mode, "%s", r->mode);
+		out->revision = r->revision;
+		out->effective_ms = r->effective_ms;
 	} else {
 		snprintf(out->mode, sizeof out->mode, "enabled");
 	}
@@ -52,12 +77,12 @@ enum rg_status db_thread_mode_get(struct db_conn *c, const char *tenant_id,
 				  struct db_error *err)
 {
 	const char *params[] = {tenant_id, thread_id};
-	PGresult *res = NULL;
-	enum rg_status st = db_exec(c, &db_thread_mode_get_stmt, params, &res, err);
+	struct db_rows rows = {0};
+	enum rg_status st = db_query(c, &db_thread_mode_get_stmt, params, &rows, err);
 	if (st != RG_OK)
 		return st;
-	db_thread_mode_from(res, out);
-	PQclear(res);
+	db_thread_mode_from(&rows, out);
+	db_rows_free(&rows);
 	return RG_OK;
 }
 
@@ -75,14 +100,16 @@ enum rg_status db_thread_mode_put(struct db_conn *c, const struct db_actor *acto
 {
 	char expected[DB_INT_SIZE];
 	const char *params[] = {thread_id, db_int_param(expected, expected_revision), mode};
-	PGresult *res = NULL;
-	enum rg_status st = db_exec_audited(c, &put_stmt, actor, params, &res, err);
+	struct db_rows rows = {0};
+	enum rg_status st = db_query_audited(c, &put_stmt, actor, params, &rows, err);
 	if (st != RG_OK)
 		return st;
-	snprintf(out->previous_mode, sizeof out->previous_mode, "%s", PQgetvalue(res, 0, 0));
-	snprintf(out->mode, sizeof out->mode, "%s", PQgetvalue(res, 0, 1));
-	out->revision = db_int(res, 0, 2);
-	out->effective_ms = db_int(res, 0, 3);
-	PQclear(res);
+	const struct mode_put_row *r = db_rows_at(&rows, 0);
+	memset(out, 0, sizeof *out);
+	snprintf(out->previous_mode, sizeof out->previous_mode, "%s", r->previous_mode);
+	snprintf(out->mode, sizeof out->mode, "%s", r->mode);
+	out->revision = r->revision;
+	out->effective_ms = r->effective_ms;
+	db_rows_free(&rows);
 	return RG_OK;
 }

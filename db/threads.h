@@ -1,4 +1,4 @@
-/* Thread memory mode (API.md §3). */
+/* Thread memory mode (openapi/openapi.yaml, /v1/threads/{thread_id}/memory-mode). */
 #ifndef RG_DB_THREADS_H
 #define RG_DB_THREADS_H
 
@@ -17,13 +17,15 @@ enum rg_status db_thread_mode_get(struct db_conn *c, const char *tenant_id,
 				  struct db_error *err) RG_MUSTCHECK;
 
 /* db_thread_mode_get on a pipe (db/pipe.h): the statement goes out, and its answer, from
- * db_pipe_next, reads with db_thread_mode_from. Its statement is one db/pipe.c prepares on
- * every pipe. */
+ * db_pipe_next, is read through the statement's row spec (db_rows_fill with
+ * db_thread_mode_get_stmt.row) and then by db_thread_mode_from. Its statement is one
+ * db/pipe.c prepares on every pipe. */
 extern const struct db_stmt db_thread_mode_get_stmt;
 struct db_pipe;
 enum rg_status db_thread_mode_get_send(struct db_pipe *p, const char *tenant_id,
 				       const char *thread_id, struct db_error *err) RG_MUSTCHECK;
-void db_thread_mode_from(const PGresult *res, struct db_thread_mode *out);
+/* The mode in rows (db_thread_mode_get_stmt's), or a thread never set (no row). */
+void db_thread_mode_from(const struct db_rows *rows, struct db_thread_mode *out);
 
 /* Compare-and-swap write + audit record in one statement. RG_STALE when expected_revision
  * is not the current revision (the caller reads the current one for the 409). */

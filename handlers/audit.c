@@ -1,4 +1,5 @@
-/* Audit (API.md §10): list with filters and cursor, verify the hash chains. */
+/* Audit (openapi/openapi.yaml, /v1/audit and /v1/events): list with filters and cursor,
+ * verify the hash chains, open an event stream. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,17 +56,18 @@ struct audit_filters {
 };
 
 static enum rg_status fetch_audit(struct h_ctx *ctx, struct db_conn *c, const void *arg,
-				  int64_t after, int limit, PGresult **res)
+				  int64_t after, int limit, struct db_rows *rows)
 {
 	const struct audit_filters *f = arg;
-	return db_audit_list(c, ctx->tenant_id, f->type, f->id, after, limit, res, &ctx->dberr);
+	return db_audit_list(c, ctx->tenant_id, f->type, f->id, after, limit, rows, &ctx->dberr);
 }
 
-static json_t *audit_row(const PGresult *res, int i, const void *arg, int64_t *cursor)
+static json_t *audit_row(const void *row, const void *arg, int64_t *cursor)
 {
 	(void)arg;
-	*cursor = db_int(res, i, 0);
-	return db_audit_row_json(res, i);
+	const struct core_audit_record *r = row;
+	*cursor = r->seq;
+	return core_audit_record_json(r);
 }
 
 void h_audit_list(struct h_ctx *ctx)
@@ -73,7 +75,10 @@ void h_audit_list(struct h_ctx *ctx)
 	struct audit_filters f;
 	if (!read_filters(ctx, &f.type, &f.id))
 		return;
-	const struct h_list_query q = {H_PAGE_DEFAULT, &f, fetch_audit, audit_row, NULL, NULL};
+	const struct h_list_query q = {.default_limit = H_PAGE_DEFAULT,
+				       .arg = &f,
+				       .fetch_rows = fetch_audit,
+				       .render = audit_row};
 	h_list(ctx, &q);
 }
 
@@ -109,22 +114,18 @@ struct verify_page {
 };
 
 /* false when memory ran out (jsonb's text is always JSON). */
-static bool check_record(const PGresult *res, int i, struct verify_page *p)
+static bool check_record(const struct db_audit_check *row, struct verify_page *p)
 {
-	/* the columns in db_audit_verify_chunk's order */
-	const struct core_audit_record r = {
-	    db_text(res, i, 0), db_text(res, i, 1), db_text(res, i, 2), db_text(res, i, 3),
-	    db_text(res, i, 4), db_text(res, i, 5), db_text(res, i, 6), db_text(res, i, 7),
-	    db_text(res, i, 8), db_text(res, i, 9), db_text(res, i, 10)};
-	const char *stored = db_text(res, i, 11), *expected_prev = db_text(res, i, 12);
+	const struct core_audit_record *r = &row->record;
+	const char *expected_prev = row->expected_prev;
 	char computed[RG_SHA256_TAGGED_SIZE];
-	if (!core_audit_hash(&r, computed))
+	if (!core_audit_hash(r, row->hash_at, computed))
 		return false;
-	bool prev_ok = r.prev_hash && expected_prev ? strcmp(r.prev_hash, expected_prev) == 0
-						    : r.prev_hash == expected_prev;
-	p->last_seq = db_int(res, i, 0);
+	bool prev_ok = r->prev_hash && expected_prev ? strcmp(r->prev_hash, expected_prev) == 0
+						     : r->prev_hash == expected_prev;
+	p->last_seq = r->seq;
 	p->checked++;
-	if ((!prev_ok || strcmp(computed, stored) != 0) && p->first_bad_seq == 0)
+	if ((!prev_ok || strcmp(computed, r->hash) != 0) && p->first_bad_seq == 0)
 		p->first_bad_seq = p->last_seq;
 	return true;
 }
@@ -137,16 +138,15 @@ static enum rg_status verify_page(struct h_ctx *ctx, struct db_conn *c, const ch
 	*p = (struct verify_page){.last_seq = after};
 	for (int remaining = limit; remaining > 0;) {
 		int n = remaining < RG_AUDIT_VERIFY_CHUNK ? remaining : RG_AUDIT_VERIFY_CHUNK;
-		PGresult *res = NULL;
+		struct db_rows rows = {0};
 		enum rg_status st = db_audit_verify_chunk(c, ctx->tenant_id, type, id, p->last_seq,
-							  n, &res, &ctx->dberr);
+							  n, &rows, &ctx->dberr);
 		if (st != RG_OK)
 			return st;
-		int rows = PQntuples(res);
-		for (int i = 0; i < rows && i < n && st == RG_OK; i++)
-			st = check_record(res, i, p) ? RG_OK : RG_NOMEM;
-		PQclear(res);
-		p->more = rows > n;
+		for (size_t i = 0; i < rows.n && i < (size_t)n && st == RG_OK; i++)
+			st = check_record(db_rows_at(&rows, i), p) ? RG_OK : RG_NOMEM;
+		p->more = rows.n > (size_t)n;
+		db_rows_free(&rows);
 		remaining -= n;
 		if (st != RG_OK || !p->more)
 			return st;

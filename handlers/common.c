@@ -288,12 +288,18 @@ void h_stale(struct h_ctx *ctx, int64_t current, bool if_match_first)
 	ctx->current_revision = current;
 }
 
+void h_stale_of(struct h_ctx *ctx, const int64_t *current, bool if_match_first)
+{
+	h_stale(ctx, current ? *current : 0, if_match_first);
+	if (current == NULL)
+		ctx->current_revision = PROBLEM_NULL_REVISION;
+}
+
 void h_stale_row(struct h_ctx *ctx, const PGresult *res, int col, bool if_match_first)
 {
 	bool found = PQntuples(res) > 0;
-	h_stale(ctx, found ? db_int(res, 0, col) : 0, if_match_first);
-	if (!found)
-		ctx->current_revision = PROBLEM_NULL_REVISION;
+	int64_t current = found ? db_int(res, 0, col) : 0;
+	h_stale_of(ctx, found ? &current : NULL, if_match_first);
 }
 
 void h_stale_of(struct h_ctx *ctx, const int64_t *current, bool if_match_first)

@@ -83,6 +83,9 @@ bool h_guard_write(const struct h_ctx *ctx, int64_t expected, bool *if_match_fir
 /* Answers a refused guarded write from the current revision: 412 when If-Match was sent and
  * does not name it, else 409 stale_revision; both carry current_revision. */
 void h_stale(struct h_ctx *ctx, int64_t current, bool if_match_first);
+/* h_stale from a typed read of the current revision (borrowed): NULL (no row, a
+ * never-written resource) answers current_revision null. */
+void h_stale_of(struct h_ctx *ctx, const int64_t *current, bool if_match_first);
 /* h_stale from a 0-or-1-row read whose column `col` is the current revision; no row (a
  * never-written resource) answers current_revision null. */
 void h_stale_row(struct h_ctx *ctx, const PGresult *res, int col, bool if_match_first);

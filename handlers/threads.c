@@ -53,8 +53,12 @@ static enum rg_status memory_mode_send(struct h_ctx *ctx, struct db_pipe *p)
 static void memory_mode_finish(struct h_ctx *ctx, enum rg_status st, const PGresult *res)
 {
 	struct db_thread_mode m;
+	struct db_rows rows = {0};
+	if (st == RG_OK) /* the pipe hands over its PGresult (handlers/api.h's h_split) */
+		st = db_rows_fill(res, db_thread_mode_get_stmt.row, &rows, &ctx->dberr);
 	if (st == RG_OK)
-		db_thread_mode_from(res, &m);
+		db_thread_mode_from(&rows, &m);
+	db_rows_free(&rows);
 	memory_mode_answer(ctx, st, &m);
 }
 

@@ -17,7 +17,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "db/audit.h"
+#include "core/audit.h"
 #include "server/auth.h"
 #include "server/clock.h"
 #include "server/events_internal.h"
@@ -34,25 +34,24 @@
 #define WRITERS_CHECK_MS 10
 #define RECONNECT_MAX_MS 2000
 
-static bool wants(const struct stream *s, const PGresult *res, int i)
+static bool wants(const struct stream *s, const struct core_audit_record *r)
 {
-	return (!s->resource_type[0] || strcmp(s->resource_type, PQgetvalue(res, i, 4)) == 0) &&
-	       (!s->resource_id[0] || strcmp(s->resource_id, PQgetvalue(res, i, 5)) == 0);
+	return (!s->resource_type[0] || strcmp(s->resource_type, r->resource_type) == 0) &&
+	       (!s->resource_id[0] || strcmp(s->resource_id, r->resource_id) == 0);
 }
 
 /* One record as an event: "id: seq\nevent: action\ndata: record\n\n"; new, or NULL. */
-static char *event_text(const PGresult *res, int i, size_t *len)
+static char *event_text(const struct core_audit_record *r, size_t *len)
 {
-	json_t *record = db_audit_row_json(res, i);
+	json_t *record = core_audit_record_json(r);
 	char *data = record ? json_dumps(record, JSON_COMPACT) : NULL;
 	json_decref(record);
 	if (data == NULL)
 		return NULL;
-	static const char shape[] = "id: %s\nevent: %s\ndata: %s\n\n";
-	const char *id = PQgetvalue(res, i, 0), *action = PQgetvalue(res, i, 3);
-	size_t cap = sizeof shape + strlen(id) + strlen(action) + strlen(data);
+	static const char shape[] = "id: %lld\nevent: %s\ndata: %s\n\n";
+	size_t cap = sizeof shape + 20 + strlen(r->action) + strlen(data);
 	char *text = malloc(cap);
-	int n = text ? snprintf(text, cap, shape, id, action, data) : -1;
+	int n = text ? snprintf(text, cap, shape, (long long)r->seq, r->action, data) : -1;
 	free(data);
 	if (n < 0 || (size_t)n >= cap) {
 		free(text);
@@ -62,18 +61,19 @@ static char *event_text(const PGresult *res, int i, size_t *len)
 	return text;
 }
 
-/* Row i's event text, made once for however many streams get it. */
+/* A record's event text, made once for however many streams get it. */
 struct row_text {
 	char *text;
 	size_t len;
 };
 
-/* Queues row i on s. A row that cannot be rendered (out of memory) ends the stream: its pos
- * moves past the row anyway, and the client must resume (Last-Event-ID) to get it. */
-static void send_row(struct stream *s, const PGresult *res, int i, struct row_text *rt,
+/* Queues record r on s. A record that cannot be rendered (out of memory) ends the stream:
+ * its pos moves past the record anyway, and the client must resume (Last-Event-ID) to get
+ * it. */
+static void send_row(struct stream *s, const struct core_audit_record *r, struct row_text *rt,
 		     long long now)
 {
-	if (rt->text == NULL && (rt->text = event_text(res, i, &rt->len)) == NULL) {
+	if (rt->text == NULL && (rt->text = event_text(r, &rt->len)) == NULL) {
 		stream_end(s, END_ABORT, true);
 		return;
 	}
@@ -124,32 +124,32 @@ static bool feed_live(long long upto, long long now)
 	if (from < events_hub.mark)
 		from = events_hub.mark;
 	while (n > 0 && from < upto) {
-		PGresult *res = NULL;
+		struct db_rows rows = {0};
 		struct db_error err = {0};
 		struct db_events *ev = events_hub.ev;
 		bool ok = all ? db_events_fetch_one(ev, NULL, NULL, NULL, from, upto, PAGE_ROWS,
-						    &res, &err)
-			      : db_events_fetch_tenants(ev, tenants, n, from, upto, PAGE_ROWS, &res,
+						    &rows, &err)
+			      : db_events_fetch_tenants(ev, tenants, n, from, upto, PAGE_ROWS, &rows,
 							&err);
 		if (!ok) {
 			lost_connection(&err);
 			return false;
 		}
-		int rows = PQntuples(res);
-		for (int i = 0; i < rows; i++) {
-			long long seq = db_int(res, i, 0);
-			const char *tenant = PQgetvalue(res, i, 12);
+		for (size_t i = 0; i < rows.n; i++) {
+			const struct core_audit_record *r = db_rows_at(&rows, i);
 			struct row_text rt = {0};
 			for (struct stream *s = events_hub.streams; s; s = s->next)
-				if (s->live && is_open(s) && seq > s->pos &&
-				    strcmp(s->tenant_id, tenant) == 0 && wants(s, res, i)) {
-					send_row(s, res, i, &rt, now);
-					s->pos = seq; /* a read that fails later repeats nothing */
+				if (s->live && is_open(s) && r->seq > s->pos &&
+				    strcmp(s->tenant_id, r->tenant_id) == 0 && wants(s, r)) {
+					send_row(s, r, &rt, now);
+					s->pos = r->seq; /* a read that fails later repeats nothing */
 				}
 			free(rt.text);
 		}
-		from = rows == PAGE_ROWS ? db_int(res, rows - 1, 0) : upto;
-		PQclear(res);
+		from = rows.n == PAGE_ROWS
+			   ? ((const struct core_audit_record *)db_rows_at(&rows, rows.n - 1))->seq
+			   : upto;
+		db_rows_free(&rows);
 	}
 	for (struct stream *s = events_hub.streams; s; s = s->next)
 		if (s->live && s->pos < upto)
@@ -181,31 +181,32 @@ static bool feed_catchup(long long now)
 			more = true;
 			break;
 		}
-		PGresult *res = NULL;
+		struct db_rows rows = {0};
 		struct db_error err = {0};
 		if (!db_events_fetch_one(events_hub.ev, s->tenant_id,
 					 s->resource_type[0] ? s->resource_type : NULL,
 					 s->resource_id[0] ? s->resource_id : NULL, s->pos,
-					 events_hub.mark, PAGE_ROWS, &res, &err)) {
+					 events_hub.mark, PAGE_ROWS, &rows, &err)) {
 			lost_connection(&err);
 			return false;
 		}
-		int rows = PQntuples(res), sent = 0;
+		size_t sent = 0;
 		/* A page goes in only up to CATCHUP_HIGH bytes (records can be large): the rest
 		 * comes with the next read, at the client's pace, never past the backlog limit. */
-		for (; sent < rows && stream_queued(s) < CATCHUP_HIGH; sent++) {
+		for (; sent < rows.n && stream_queued(s) < CATCHUP_HIGH; sent++) {
+			const struct core_audit_record *r = db_rows_at(&rows, sent);
 			struct row_text rt = {0};
-			send_row(s, res, sent, &rt, now);
+			send_row(s, r, &rt, now);
 			free(rt.text);
-			s->pos = db_int(res, sent, 0);
+			s->pos = r->seq;
 		}
-		if (sent < rows || rows == PAGE_ROWS) {
+		if (sent < rows.n || rows.n == PAGE_ROWS) {
 			more = true;
 		} else {
 			s->pos = events_hub.mark;
 			s->live = true;
 		}
-		PQclear(res);
+		db_rows_free(&rows);
 	}
 	return more;
 }

@@ -55,17 +55,49 @@ static void test_record_hash_matches_the_database(void **state)
 	 * 'thread', 't1', 0, 1, 'req-1', '{"mode": "disabled", "b": [1.50, {"y": 1, "x": 2}]}')
 	 * RETURNING seq, at, details::text, hash — on PostgreSQL 15 with migration 0003 */
 	struct core_audit_record r = {
-	    "1100002", "2026-12-01T13:58:59.135Z", "tok_1", "thread.memory_mode.updated",
-	    "thread", "t1", "0", "1", "req-1",
-	    "{\"b\": [1.50, {\"x\": 2, \"y\": 1}], \"mode\": \"disabled\"}", NULL};
+	    .seq = 1100002,
+	    .actor_token_id = "tok_1",
+	    .action = "thread.memory_mode.updated",
+	    .resource_type = "thread",
+	    .resource_id = "t1",
+	    .revision_before = 0,
+	    .revision_after = 1,
+	    .request_id = "req-1",
+	    .details = "{\"b\": [1.50, {\"x\": 2, \"y\": 1}], \"mode\": \"disabled\"}"};
+	const char *at = "2026-12-01T13:58:59.135Z";
 	char hash[RG_SHA256_TAGGED_SIZE];
-	assert_true(core_audit_hash(&r, hash));
+	assert_true(core_audit_hash(&r, at, hash));
 	assert_string_equal(
 	    hash, "sha256:78242da224c2b421e5998b266b026815e858da465fac2e01b09c8e61b81719fe");
-	r.revision_before = NULL; /* any change moves the hash */
-	assert_true(core_audit_hash(&r, hash));
+	r.no_revision_before = true; /* any change moves the hash */
+	assert_true(core_audit_hash(&r, at, hash));
 	assert_string_not_equal(
 	    hash, "sha256:78242da224c2b421e5998b266b026815e858da465fac2e01b09c8e61b81719fe");
+}
+
+/* The one renderer: every field of the API's record, in its order, nulls where SQL NULL. */
+static void test_record_json(void **state)
+{
+	(void)state;
+	struct core_audit_record r = {.seq = 7,
+				      .at_ms = 1764597539135,
+				      .tenant_id = "t",
+				      .action = "token.deleted",
+				      .resource_type = "token",
+				      .resource_id = "tok_x",
+				      .revision_before = 1,
+				      .no_revision_after = true,
+				      .details = "{\"a\": [1, 2]}",
+				      .hash = "sha256:ab"};
+	json_t *j = core_audit_record_json(&r);
+	char *text = json_dumps(j, JSON_COMPACT);
+	assert_string_equal(
+	    text, "{\"seq\":7,\"at\":\"2025-12-01T13:58:59.135Z\",\"actor_token_id\":null,"
+		  "\"action\":\"token.deleted\",\"resource_type\":\"token\",\"resource_id\":"
+		  "\"tok_x\",\"revision_before\":1,\"revision_after\":null,\"request_id\":null,"
+		  "\"details\":{\"a\":[1,2]},\"prev_hash\":null,\"hash\":\"sha256:ab\"}");
+	free(text);
+	json_decref(j);
 }
 
 static void test_cursor(void **state)
@@ -109,6 +141,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_canonical_jsonb),
 	    cmocka_unit_test(test_record_hash_matches_the_database),
+	    cmocka_unit_test(test_record_json),
 	    cmocka_unit_test(test_cursor),
 	};
 	return cmocka_run_group_tests_name("unit_audit", tests, NULL, NULL);
