@@ -302,13 +302,6 @@ void h_stale_row(struct h_ctx *ctx, const PGresult *res, int col, bool if_match_
 	h_stale_of(ctx, found ? &current : NULL, if_match_first);
 }
 
-void h_stale_of(struct h_ctx *ctx, const int64_t *current, bool if_match_first)
-{
-	h_stale(ctx, current ? *current : 0, if_match_first);
-	if (current == NULL)
-		ctx->current_revision = PROBLEM_NULL_REVISION;
-}
-
 struct db_actor h_actor(const struct h_ctx *ctx)
 {
 	struct db_actor a = {ctx->tenant_id, ctx->token_id, ctx->request_id};

@@ -89,9 +89,6 @@ void h_stale_of(struct h_ctx *ctx, const int64_t *current, bool if_match_first);
 /* h_stale from a 0-or-1-row read whose column `col` is the current revision; no row (a
  * never-written resource) answers current_revision null. */
 void h_stale_row(struct h_ctx *ctx, const PGresult *res, int col, bool if_match_first);
-/* h_stale from a typed read: current NULL (a never-written resource) answers
- * current_revision null. */
-void h_stale_of(struct h_ctx *ctx, const int64_t *current, bool if_match_first);
 /* The audit actor of this request. */
 struct db_actor h_actor(const struct h_ctx *ctx);
 /* An RFC 3339 string for epoch ms (new json string). */
