@@ -4,29 +4,69 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What the mutation functions answer, each statement aliasing its function's columns to
+ * these names and naming only the ones it has. */
+struct outcome_row {
+	const char *outcome, *previous;
+	int64_t revision, at_ms, current_revision;
+};
+
+static const struct db_col admit_cols[] = {
+	DB_TEXT(struct outcome_row, outcome),
+	DB_INT(struct outcome_row, at_ms),
+};
+static const struct db_row_spec admit_row = DB_ROW_SPEC(struct outcome_row, admit_cols);
+
 static const struct db_stmt admit_stmt = {
 	"mem_admit",
-	"SELECT outcome, created_ms FROM memory_admit($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9,"
-	" $10, $11, $12, $13, $14)",
-	14, false, NULL};
+	"SELECT outcome, created_ms AS at_ms FROM memory_admit($1, $2, $3, $4, $5, $6, $7::jsonb,"
+	" $8, $9, $10, $11, $12, $13, $14)",
+	14, false, &admit_row};
+
+static const struct db_col classify_cols[] = {
+	DB_TEXT(struct outcome_row, outcome),     DB_TEXT(struct outcome_row, previous),
+	DB_INT(struct outcome_row, revision),     DB_INT(struct outcome_row, at_ms),
+	DB_INT(struct outcome_row, current_revision),
+};
+static const struct db_row_spec classify_row = DB_ROW_SPEC(struct outcome_row, classify_cols);
 
 static const struct db_stmt classify_stmt = {
 	"mem_classify",
-	"SELECT outcome, previous, new_revision, effective_ms, current_revision"
-	" FROM memory_classify($1, $2, $3, $4, $5::bigint, $6)",
-	6, false, NULL};
+	"SELECT outcome, previous, new_revision AS revision, effective_ms AS at_ms,"
+	" current_revision FROM memory_classify($1, $2, $3, $4, $5::bigint, $6)",
+	6, false, &classify_row};
+
+static const struct db_col revoke_cols[] = {
+	DB_TEXT(struct outcome_row, outcome),
+	DB_INT(struct outcome_row, revision),
+	DB_INT(struct outcome_row, at_ms),
+	DB_INT(struct outcome_row, current_revision),
+};
+static const struct db_row_spec revoke_row = DB_ROW_SPEC(struct outcome_row, revoke_cols);
 
 static const struct db_stmt revoke_stmt = {
 	"mem_revoke",
-	"SELECT outcome, new_revision, revoked_ms, current_revision"
+	"SELECT outcome, new_revision AS revision, revoked_ms AS at_ms, current_revision"
 	" FROM memory_revoke($1, $2, $3, $4, $5::bigint, $6)",
-	6, false, NULL};
+	6, false, &revoke_row};
+
+static const struct db_col derive_cols[] = {
+	DB_TEXT(struct outcome_row, outcome),
+	DB_INT(struct outcome_row, at_ms),
+	DB_INT(struct outcome_row, current_revision),
+};
+static const struct db_row_spec derive_row = DB_ROW_SPEC(struct outcome_row, derive_cols);
 
 static const struct db_stmt derive_stmt = {
 	"mem_derive",
-	"SELECT outcome, created_ms, current_revision"
+	"SELECT outcome, created_ms AS at_ms, current_revision"
 	" FROM memory_derive($1, $2, $3, $4, $5, $6::text[], $7::bigint[], $8, $9)",
-	9, false, NULL};
+	9, false, &derive_row};
+
+static const struct db_col grant_cols[] = {
+	DB_INT(struct outcome_row, at_ms),
+};
+static const struct db_row_spec grant_row = DB_ROW_SPEC(struct outcome_row, grant_cols);
 
 static const struct db_stmt assent_grant_stmt = {
 	"assent_grant",
@@ -39,68 +79,115 @@ static const struct db_stmt assent_grant_stmt = {
 	"  resource_id, revision_before, revision_after, request_id, details)"
 	"  SELECT $1, $2, 'assent.granted', 'assent', a.assent_id, NULL, 1, $3,"
 	"   jsonb_build_object('source_identity', $6::text) FROM a)"
-	" SELECT epoch_ms(created_at) FROM a",
-	7, false, NULL};
+	" SELECT epoch_ms(created_at) AS at_ms FROM a",
+	7, false, &grant_row};
 
 static const struct db_stmt assent_revoke_stmt = {
 	"assent_revoke",
-	"SELECT outcome, new_revision, revoked_ms, current_revision"
+	"SELECT outcome, new_revision AS revision, revoked_ms AS at_ms, current_revision"
 	" FROM assent_revoke($1, $2, $3, $4, $5::bigint, $6)",
-	6, false, NULL};
+	6, false, &revoke_row};
+
+static const struct db_col assent_cols[] = {
+	DB_TEXT(struct db_assent, assent_id),
+	DB_TEXT(struct db_assent, owner),
+	DB_TEXT(struct db_assent, source_identity),
+	DB_INT(struct db_assent, expires_ms),
+	DB_INT(struct db_assent, revision),
+	DB_INT_OR_NULL(struct db_assent, revoked_ms, not_revoked),
+	DB_INT(struct db_assent, created_ms),
+};
+static const struct db_row_spec assent_row = DB_ROW_SPEC(struct db_assent, assent_cols);
 
 static const struct db_stmt assent_get_stmt = {
 	"assent_get",
-	"SELECT assent_id, owner, source_identity, epoch_ms(expires_at), revision,"
-	" epoch_ms(revoked_at), epoch_ms(created_at) FROM assents"
+	"SELECT assent_id, owner, source_identity, epoch_ms(expires_at) AS expires_ms, revision,"
+	" epoch_ms(revoked_at) AS revoked_ms, epoch_ms(created_at) AS created_ms FROM assents"
 	" WHERE tenant_id = $1 AND assent_id = $2",
-	2, false, NULL};
+	2, false, &assent_row};
+
+static const struct db_col record_cols[] = {
+	DB_TEXT(struct db_mem_record, record_id),
+	DB_TEXT(struct db_mem_record, record_kind),
+	DB_INT(struct db_mem_record, revision),
+	DB_TEXT(struct db_mem_record, source_kind),
+	DB_TEXT(struct db_mem_record, derivative_kind),
+	DB_TEXT(struct db_mem_record, classification),
+	DB_TEXT(struct db_mem_record, reasons_csv),
+	DB_BOOL(struct db_mem_record, assent_expired),
+	DB_TEXT(struct db_mem_record, content_hash),
+	DB_TEXT(struct db_mem_record, source_identity),
+	DB_INT(struct db_mem_record, created_ms),
+	DB_INT(struct db_mem_record, updated_ms),
+	DB_TEXT(struct db_mem_record, labels_json),
+	DB_INT(struct db_mem_record, seq),
+	DB_TEXT(struct db_mem_record, provenance),
+};
+static const struct db_row_spec record_row = DB_ROW_SPEC(struct db_mem_record, record_cols);
 
 #define META_SELECT \
 	"SELECT r.record_id, r.record_kind, r.revision, r.source_kind, r.derivative_kind," \
-	" r.classification, array_to_string(r.ineligible_reasons, ','), " \
-	" coalesce(r.assent_expires_at <= now(), false), r.content_hash, r.source_identity," \
-	" epoch_ms(r.created_at), epoch_ms(r.updated_at), r.labels::text, r.seq,"
+	" r.classification, array_to_string(r.ineligible_reasons, ',') AS reasons_csv," \
+	" coalesce(r.assent_expires_at <= now(), false) AS assent_expired, r.content_hash," \
+	" r.source_identity, epoch_ms(r.created_at) AS created_ms," \
+	" epoch_ms(r.updated_at) AS updated_ms, r.labels::text AS labels_json, r.seq,"
+
+/* A derivative's upstreams as values, not JSON: handlers render them. */
+#define PROVENANCE_SELECT \
+	"(SELECT string_agg(p.upstream_id || ' ' || p.upstream_revision, ',' ORDER BY p.position)" \
+	"  FROM memory_provenance p" \
+	"  WHERE p.tenant_id = r.tenant_id AND p.derivative_id = r.record_id)"
 
 static const struct db_stmt get_stmt = {
 	"mem_get",
-	META_SELECT
-	" (SELECT json_agg(json_build_object('source_id', p.upstream_id, 'revision',"
-	"   p.upstream_revision) ORDER BY p.position)::text FROM memory_provenance p"
-	"   WHERE p.tenant_id = r.tenant_id AND p.derivative_id = r.record_id)"
+	META_SELECT " " PROVENANCE_SELECT " AS provenance"
 	" FROM memory_records r WHERE r.tenant_id = $1 AND r.record_id = $2",
-	2, false, NULL};
+	2, false, &record_row};
 
 static const struct db_stmt list_stmt = {
 	"mem_list",
 	META_SELECT
-	" CASE WHEN r.record_kind = 'derivative' THEN"
-	"  (SELECT json_agg(json_build_object('source_id', p.upstream_id, 'revision',"
-	"   p.upstream_revision) ORDER BY p.position)::text FROM memory_provenance p"
-	"   WHERE p.tenant_id = r.tenant_id AND p.derivative_id = r.record_id) END"
+	" CASE WHEN r.record_kind = 'derivative' THEN " PROVENANCE_SELECT " END AS provenance"
 	" FROM memory_records r WHERE r.tenant_id = $1 AND r.record_kind = $2 AND r.seq > $3::bigint"
 	" AND ($4::text IS NULL OR r.classification = $4)"
 	" AND ($5::text IS NULL OR ($5 = 'eligible') = memory_retrievable(r.eligible,"
 	"  r.assent_expires_at))"
 	" AND ($6::text IS NULL OR r.source_kind = $6) AND ($7::text IS NULL OR r.thread_id = $7)"
 	" ORDER BY r.seq LIMIT $8::int",
-	8, true, NULL};
+	8, true, &record_row};
+
+static const struct db_col content_cols[] = {
+	DB_TEXT(struct db_mem_content, content),
+	DB_TEXT(struct db_mem_content, pointer_uri),
+	DB_TEXT(struct db_mem_content, content_hash),
+};
+static const struct db_row_spec content_row = DB_ROW_SPEC(struct db_mem_content, content_cols);
 
 static const struct db_stmt content_stmt = {
 	"mem_content",
-	"SELECT content, pointer_uri, content_hash, record_kind FROM memory_records"
+	"SELECT content, pointer_uri, content_hash FROM memory_records"
 	" WHERE tenant_id = $1 AND record_id = $2",
-	2, false, NULL};
+	2, false, &content_row};
+
+static const struct db_col descendant_cols[] = {
+	DB_BOOL(struct db_mem_descendant, revoked),
+	DB_TEXT(struct db_mem_descendant, derivative_id),
+	DB_TEXT(struct db_mem_descendant, kind),
+	DB_BOOL(struct db_mem_descendant, eligible),
+};
+static const struct db_row_spec descendant_row =
+	DB_ROW_SPEC(struct db_mem_descendant, descendant_cols);
 
 static const struct db_stmt readback_stmt = {
 	"mem_readback",
-	"SELECT s.revoked_at IS NOT NULL, d.record_id, d.derivative_kind,"
-	" memory_retrievable(d.eligible, d.assent_expires_at)"
+	"SELECT s.revoked_at IS NOT NULL AS revoked, d.record_id AS derivative_id,"
+	" d.derivative_kind AS kind, memory_retrievable(d.eligible, d.assent_expires_at) AS eligible"
 	" FROM memory_records s"
 	" LEFT JOIN memory_lineage l ON l.tenant_id = s.tenant_id AND l.root_id = s.record_id"
 	" LEFT JOIN memory_records d ON d.tenant_id = l.tenant_id AND d.record_id = l.descendant_id"
 	" WHERE s.tenant_id = $1 AND s.record_id = $2 AND s.record_kind = 'source'"
 	" ORDER BY d.seq",
-	2, false, NULL};
+	2, false, &descendant_row};
 
 /* Eligibility is a filter of the scan (the partial GIN index holds eligible records only),
  * so no ineligible record is ever ranked; a disabled receiving thread selects nothing.
@@ -116,35 +203,85 @@ static const struct db_stmt readback_stmt = {
 	"  AND t.thread_id = $3 AND t.mode = 'disabled')" \
 	" ORDER BY score DESC, r.record_id LIMIT $5::int"
 
-static const struct db_stmt search_stmt = {"mem_search", MATCH_SQL(""), 5, true, NULL};
-static const struct db_stmt context_stmt = {"mem_context", MATCH_SQL(", r.content"), 5, true, NULL};
+static const struct db_col search_cols[] = {
+	DB_TEXT(struct db_mem_match, record_id),  DB_TEXT(struct db_mem_match, record_kind),
+	DB_INT(struct db_mem_match, revision),    DB_FLOAT(struct db_mem_match, score),
+	DB_TEXT(struct db_mem_match, content_hash),
+};
+static const struct db_row_spec search_row = DB_ROW_SPEC(struct db_mem_match, search_cols);
+static const struct db_col context_cols[] = {
+	DB_TEXT(struct db_mem_match, record_id),  DB_TEXT(struct db_mem_match, record_kind),
+	DB_INT(struct db_mem_match, revision),    DB_FLOAT(struct db_mem_match, score),
+	DB_TEXT(struct db_mem_match, content_hash), DB_TEXT(struct db_mem_match, content),
+};
+static const struct db_row_spec context_row = DB_ROW_SPEC(struct db_mem_match, context_cols);
+
+static const struct db_stmt search_stmt = {"mem_search", MATCH_SQL(""), 5, true, &search_row};
+static const struct db_stmt context_stmt = {"mem_context", MATCH_SQL(", r.content"), 5, true,
+					    &context_row};
+
+static const struct db_col explained_cols[] = {
+	DB_TEXT(struct db_mem_explained, record_id),
+	DB_TEXT(struct db_mem_explained, record_kind),
+	DB_INT(struct db_mem_explained, revision),
+	DB_TEXT(struct db_mem_explained, classification),
+	DB_TEXT(struct db_mem_explained, reasons_csv),
+	DB_BOOL(struct db_mem_explained, assent_expired),
+	DB_BOOL(struct db_mem_explained, thread_disabled),
+};
+static const struct db_row_spec explained_row =
+	DB_ROW_SPEC(struct db_mem_explained, explained_cols);
 
 static const struct db_stmt explain_stmt = {
 	"mem_explain",
 	"SELECT r.record_id, r.record_kind, r.revision, r.classification,"
-	" array_to_string(r.ineligible_reasons, ','),"
-	" coalesce(r.assent_expires_at <= now(), false),"
+	" array_to_string(r.ineligible_reasons, ',') AS reasons_csv,"
+	" coalesce(r.assent_expires_at <= now(), false) AS assent_expired,"
 	" memory_retrievable(r.eligible, r.assent_expires_at) AS ok,"
 	" EXISTS (SELECT 1 FROM thread_memory_modes t WHERE t.tenant_id = $1"
-	"  AND t.thread_id = $3 AND t.mode = 'disabled')"
+	"  AND t.thread_id = $3 AND t.mode = 'disabled') AS thread_disabled"
 	" FROM memory_records r, websearch_to_tsquery('english', $2) q"
 	/* "eligible OR NOT eligible" lets the planner read both partial indexes (BitmapOr). */
 	" WHERE r.tenant_id = $1 AND r.tsv @@ q AND (r.eligible OR NOT r.eligible)"
 	" AND r.record_kind = ANY($4::text[])"
 	" ORDER BY ok DESC, CASE WHEN r.eligible THEN ts_rank(r.tsv, q) END DESC NULLS LAST,"
 	" r.record_id LIMIT $5::int",
-	5, true, NULL};
+	5, true, &explained_row};
 
 static const struct db_stmt receipt_put_stmt = {
 	"receipt_put",
 	"INSERT INTO load_receipts (tenant_id, receipt_id, body) VALUES ($1, $2, $3)", 3, false, NULL};
 
-static const struct db_stmt receipt_get_stmt = {
-	"receipt_get", "SELECT body FROM load_receipts WHERE tenant_id = $1 AND receipt_id = $2", 2, false, NULL};
+static const struct db_col receipt_cols[] = {DB_TEXT(struct db_receipt, body)};
+static const struct db_row_spec receipt_row = DB_ROW_SPEC(struct db_receipt, receipt_cols);
 
-static void outcome_from(const PGresult *res, int col_outcome, struct db_mem_outcome *out)
+static const struct db_stmt receipt_get_stmt = {
+	"receipt_get", "SELECT body FROM load_receipts WHERE tenant_id = $1 AND receipt_id = $2", 2,
+	false, &receipt_row};
+
+/* A mutation function's one row into *out (revision 0 unless the statement names it). */
+static enum rg_status run_outcome(struct db_conn *c, const struct db_stmt *stmt,
+				  const char *const *params, struct db_mem_outcome *out,
+				  struct db_error *err)
 {
-	snprintf(out->outcome, sizeof out->outcome, "%s", PQgetvalue(res, 0, col_outcome));
+	struct db_rows rows;
+	enum rg_status st = db_query(c, stmt, params, &rows, err);
+	if (st != RG_OK)
+		return st;
+	if (rows.n != 1) {
+		db_rows_free(&rows);
+		db_error_set(err, RG_ERROR, NULL, "a memory function answered no row");
+		return RG_ERROR;
+	}
+	const struct outcome_row *r = rows.row;
+	memset(out, 0, sizeof *out);
+	snprintf(out->outcome, sizeof out->outcome, "%s", r->outcome ? r->outcome : "");
+	snprintf(out->previous, sizeof out->previous, "%s", r->previous ? r->previous : "");
+	out->revision = r->revision;
+	out->at_ms = r->at_ms;
+	out->current_revision = r->current_revision;
+	db_rows_free(&rows);
+	return RG_OK;
 }
 
 enum rg_status db_mem_admit(struct db_conn *c, const struct db_actor *a,
@@ -155,16 +292,10 @@ enum rg_status db_mem_admit(struct db_conn *c, const struct db_actor *a,
 				s->source_kind, s->thread_id, s->labels_json, s->content,
 				s->pointer_uri, s->content_hash, s->source_identity,
 				s->classification, s->foreign_owner, s->assent_id};
-	PGresult *res = NULL;
-	enum rg_status st = db_exec(c, &admit_stmt, params, &res, err);
-	if (st != RG_OK)
-		return st;
-	memset(out, 0, sizeof *out);
-	outcome_from(res, 0, out);
-	out->at_ms = db_int(res, 0, 1);
-	out->revision = 1;
-	PQclear(res);
-	return RG_OK;
+	enum rg_status st = run_outcome(c, &admit_stmt, params, out, err);
+	if (st == RG_OK)
+		out->revision = 1;
+	return st;
 }
 
 enum rg_status db_mem_classify(struct db_conn *c, const struct db_actor *a, const char *id,
@@ -174,36 +305,7 @@ enum rg_status db_mem_classify(struct db_conn *c, const struct db_actor *a, cons
 	char e[DB_INT_SIZE];
 	const char *params[] = {a->tenant_id, a->token_id, a->request_id, id,
 				db_int_param(e, expected), classification};
-	PGresult *res = NULL;
-	enum rg_status st = db_exec(c, &classify_stmt, params, &res, err);
-	if (st != RG_OK)
-		return st;
-	memset(out, 0, sizeof *out);
-	outcome_from(res, 0, out);
-	snprintf(out->previous, sizeof out->previous, "%s", PQgetvalue(res, 0, 1));
-	out->revision = db_int(res, 0, 2);
-	out->at_ms = db_int(res, 0, 3);
-	out->current_revision = db_int(res, 0, 4);
-	PQclear(res);
-	return RG_OK;
-}
-
-/* Functions answering (outcome, new_revision, at_ms, current_revision). */
-static enum rg_status run_revoke(struct db_conn *c, const struct db_stmt *stmt,
-				 const char *const *params, struct db_mem_outcome *out,
-				 struct db_error *err)
-{
-	PGresult *res = NULL;
-	enum rg_status st = db_exec(c, stmt, params, &res, err);
-	if (st != RG_OK)
-		return st;
-	memset(out, 0, sizeof *out);
-	outcome_from(res, 0, out);
-	out->revision = db_int(res, 0, 1);
-	out->at_ms = db_int(res, 0, 2);
-	out->current_revision = db_int(res, 0, 3);
-	PQclear(res);
-	return RG_OK;
+	return run_outcome(c, &classify_stmt, params, out, err);
 }
 
 enum rg_status db_mem_revoke(struct db_conn *c, const struct db_actor *a, const char *id,
@@ -213,7 +315,7 @@ enum rg_status db_mem_revoke(struct db_conn *c, const struct db_actor *a, const 
 	char e[DB_INT_SIZE];
 	const char *params[] = {a->tenant_id, a->token_id, a->request_id, id,
 				db_int_param(e, expected), reason};
-	return run_revoke(c, &revoke_stmt, params, out, err);
+	return run_outcome(c, &revoke_stmt, params, out, err);
 }
 
 enum rg_status db_assent_revoke(struct db_conn *c, const struct db_actor *a, const char *id,
@@ -223,7 +325,7 @@ enum rg_status db_assent_revoke(struct db_conn *c, const struct db_actor *a, con
 	char e[DB_INT_SIZE];
 	const char *params[] = {a->tenant_id, a->token_id, a->request_id, id,
 				db_int_param(e, expected), owner};
-	return run_revoke(c, &assent_revoke_stmt, params, out, err);
+	return run_outcome(c, &assent_revoke_stmt, params, out, err);
 }
 
 enum rg_status db_mem_derive(struct db_conn *c, const struct db_actor *a, const char *id,
@@ -243,16 +345,9 @@ enum rg_status db_mem_derive(struct db_conn *c, const struct db_actor *a, const 
 	if (ups && rv) {
 		const char *params[] = {a->tenant_id, a->token_id, a->request_id, id, kind, ups, rv,
 					content, content_hash};
-		PGresult *res = NULL;
-		st = db_exec(c, &derive_stmt, params, &res, err);
-		if (st == RG_OK) {
-			memset(out, 0, sizeof *out);
-			outcome_from(res, 0, out);
-			out->at_ms = db_int(res, 0, 1);
-			out->current_revision = db_int(res, 0, 2);
+		st = run_outcome(c, &derive_stmt, params, out, err);
+		if (st == RG_OK)
 			out->revision = 1;
-			PQclear(res);
-		}
 	}
 	free(ups);
 	free(rv);
@@ -265,91 +360,93 @@ enum rg_status db_assent_grant(struct db_conn *c, const struct db_actor *a, cons
 {
 	char e[DB_INT_SIZE];
 	const char *params[] = {id, owner, identity, db_int_param(e, expires_ms)};
-	PGresult *res = NULL;
-	enum rg_status st = db_exec_audited(c, &assent_grant_stmt, a, params, &res, err);
+	struct db_rows rows;
+	enum rg_status st = db_query_audited(c, &assent_grant_stmt, a, params, &rows, err);
 	if (st != RG_OK)
 		return st == RG_STALE ? RG_ERROR : st;
 	memset(out, 0, sizeof *out);
 	snprintf(out->outcome, sizeof out->outcome, "ok");
 	out->revision = 1;
-	out->at_ms = db_int(res, 0, 0);
-	PQclear(res);
+	out->at_ms = ((const struct outcome_row *)rows.row)->at_ms;
+	db_rows_free(&rows);
 	return RG_OK;
 }
 
 static enum rg_status by_id(struct db_conn *c, const struct db_stmt *stmt, const char *tenant,
-			    const char *id, PGresult **res, struct db_error *err)
+			    const char *id, struct db_rows *out, struct db_error *err)
 {
 	const char *params[] = {tenant, id};
-	return db_exec(c, stmt, params, res, err);
+	return db_query(c, stmt, params, out, err);
 }
 
 enum rg_status db_assent_get(struct db_conn *c, const char *tenant, const char *id,
-			     PGresult **res, struct db_error *err)
+			     struct db_rows *out, struct db_error *err)
 {
-	return by_id(c, &assent_get_stmt, tenant, id, res, err);
+	return by_id(c, &assent_get_stmt, tenant, id, out, err);
 }
 
-enum rg_status db_mem_get(struct db_conn *c, const char *tenant, const char *id, PGresult **res,
-			  struct db_error *err)
+enum rg_status db_mem_get(struct db_conn *c, const char *tenant, const char *id,
+			  struct db_rows *out, struct db_error *err)
 {
-	return by_id(c, &get_stmt, tenant, id, res, err);
+	return by_id(c, &get_stmt, tenant, id, out, err);
 }
 
 enum rg_status db_mem_content(struct db_conn *c, const char *tenant, const char *id,
-			      PGresult **res, struct db_error *err)
+			      struct db_rows *out, struct db_error *err)
 {
-	return by_id(c, &content_stmt, tenant, id, res, err);
+	return by_id(c, &content_stmt, tenant, id, out, err);
 }
 
 enum rg_status db_mem_readback(struct db_conn *c, const char *tenant, const char *id,
-			       PGresult **res, struct db_error *err)
+			       struct db_rows *out, struct db_error *err)
 {
-	return by_id(c, &readback_stmt, tenant, id, res, err);
+	return by_id(c, &readback_stmt, tenant, id, out, err);
 }
 
 enum rg_status db_receipt_get(struct db_conn *c, const char *tenant, const char *id,
-			      PGresult **res, struct db_error *err)
+			      struct db_rows *out, struct db_error *err)
 {
-	return by_id(c, &receipt_get_stmt, tenant, id, res, err);
+	return by_id(c, &receipt_get_stmt, tenant, id, out, err);
 }
 
 enum rg_status db_mem_list(struct db_conn *c, const char *tenant, const struct db_mem_filter *f,
-			   int64_t after, int limit, PGresult **res, struct db_error *err)
+			   int64_t after, int limit, struct db_rows *out, struct db_error *err)
 {
 	char a[DB_INT_SIZE], l[DB_INT_SIZE];
 	const char *params[] = {tenant, f->record_kind, db_int_param(a, after), f->classification,
 				f->state, f->source_kind, f->thread_id, db_page_limit_param(l, limit)};
-	return db_exec(c, &list_stmt, params, res, err);
+	return db_query(c, &list_stmt, params, out, err);
 }
 
 static enum rg_status match(struct db_conn *c, const struct db_stmt *stmt, const char *tenant,
 			    const char *query, const char *thread, const char *kinds, int limit,
-			    PGresult **res, struct db_error *err)
+			    struct db_rows *out, struct db_error *err)
 {
 	char l[DB_INT_SIZE];
 	const char *params[] = {tenant, query, thread, kinds, db_int_param(l, limit)};
-	return db_exec(c, stmt, params, res, err);
+	return db_query(c, stmt, params, out, err);
 }
 
 enum rg_status db_mem_search(struct db_conn *c, const char *tenant, const char *query,
-			     const char *thread, const char *kinds, int limit, PGresult **res,
-			     struct db_error *err)
+			     const char *thread, const char *kinds, int limit,
+			     struct db_rows *out, struct db_error *err)
 {
-	return match(c, &search_stmt, tenant, query, thread, kinds, limit, res, err);
+	return match(c, &search_stmt, tenant, query, thread, kinds, limit, out, err);
 }
 
 enum rg_status db_mem_context(struct db_conn *c, const char *tenant, const char *query,
-			      const char *thread, int limit, PGresult **res, struct db_error *err)
+			      const char *thread, int limit, struct db_rows *out,
+			      struct db_error *err)
 {
-	return match(c, &context_stmt, tenant, query, thread, "{source,derivative}", limit, res, err);
+	return match(c, &context_stmt, tenant, query, thread, "{source,derivative}", limit, out,
+		     err);
 }
 
 enum rg_status db_mem_explain(struct db_conn *c, const char *tenant, const char *query,
-			      const char *thread, const char *kinds, int limit, PGresult **res,
-			      struct db_error *err)
+			      const char *thread, const char *kinds, int limit,
+			      struct db_rows *out, struct db_error *err)
 {
-	return match(c, &explain_stmt, tenant, query, thread, kinds, limit, res, err);
+	return match(c, &explain_stmt, tenant, query, thread, kinds, limit, out, err);
 }
 
 enum rg_status db_receipt_put(struct db_conn *c, const char *tenant, const char *id,

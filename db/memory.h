@@ -48,16 +48,34 @@ enum rg_status db_assent_grant(struct db_conn *c, const struct db_actor *a, cons
 enum rg_status db_assent_revoke(struct db_conn *c, const struct db_actor *a, const char *id,
 				int64_t expected, const char *owner, struct db_mem_outcome *out,
 				struct db_error *err) RG_MUSTCHECK;
-/* Columns: assent_id, owner, source_identity, expires_ms, revision, revoked_ms, created_ms. */
+/* An assent as stored. */
+struct db_assent {
+	const char *assent_id, *owner, *source_identity;
+	int64_t expires_ms, revision;
+	int64_t revoked_ms;
+	bool not_revoked; /* revoked_ms is SQL NULL */
+	int64_t created_ms;
+};
+/* 0 or 1 struct db_assent rows. */
 enum rg_status db_assent_get(struct db_conn *c, const char *tenant, const char *id,
-			     PGresult **res, struct db_error *err) RG_MUSTCHECK;
+			     struct db_rows *out, struct db_error *err) RG_MUSTCHECK;
 
-/* Metadata columns of every record query (DB_MEM_META_COLUMNS of them):
- * 0 record_id, 1 record_kind, 2 revision, 3 source_kind, 4 derivative_kind,
- * 5 classification, 6 stored reasons csv, 7 assent expired now (t/f), 8 content_hash,
- * 9 source_identity, 10 created_ms, 11 updated_ms, 12 labels (JSON text or null),
- * 13 seq, 14 provenance (JSON text [{source_id, revision}] or null). */
-#define DB_MEM_META_COLUMNS 15
+/* A record's metadata (source or derivative), as every record read answers it. */
+struct db_mem_record {
+	const char *record_id, *record_kind; /* "source" | "derivative" */
+	int64_t revision;
+	const char *source_kind, *derivative_kind, *classification; /* NULL when not the kind's */
+	const char *reasons_csv; /* the stored ineligible reasons, "a,b" ("" for none) */
+	bool assent_expired;     /* an assent it depends on has expired by now */
+	const char *content_hash, *source_identity;
+	int64_t created_ms, updated_ms;
+	const char *labels_json; /* the stored labels (a JSON object), NULL = none */
+	int64_t seq;
+	/* A derivative's upstreams in order, "<upstream id> <revision>" joined by ","
+	 * (ids hold neither); NULL for a source, and for a derivative in lists other than the
+	 * derivatives'. */
+	const char *provenance;
+};
 
 struct db_mem_filter {
 	const char *record_kind;    /* "source" | "derivative" */
@@ -67,41 +85,74 @@ struct db_mem_filter {
 	const char *thread_id;
 };
 
-/* One record (source or derivative): 0 or 1 row. */
-enum rg_status db_mem_get(struct db_conn *c, const char *tenant, const char *id, PGresult **res,
-			  struct db_error *err) RG_MUSTCHECK;
-/* A page: seq > after, at most limit + 1 rows. */
+/* One record (source or derivative): 0 or 1 struct db_mem_record rows. */
+enum rg_status db_mem_get(struct db_conn *c, const char *tenant, const char *id,
+			  struct db_rows *out, struct db_error *err) RG_MUSTCHECK;
+/* A page of struct db_mem_record: seq > after, at most limit + 1 rows. */
 enum rg_status db_mem_list(struct db_conn *c, const char *tenant, const struct db_mem_filter *f,
-			   int64_t after, int limit, PGresult **res,
+			   int64_t after, int limit, struct db_rows *out,
 			   struct db_error *err) RG_MUSTCHECK;
-/* Columns: content, pointer_uri, content_hash, record_kind. 0 or 1 row. */
-enum rg_status db_mem_content(struct db_conn *c, const char *tenant, const char *id,
-			      PGresult **res, struct db_error *err) RG_MUSTCHECK;
-/* Columns: revoked (t/f), derivative_id, kind, eligible now (t/f); one row per descendant,
- * oldest first (one row with null derivative_id when there are none); 0 rows = no source. */
-enum rg_status db_mem_readback(struct db_conn *c, const char *tenant, const char *id,
-			       PGresult **res, struct db_error *err) RG_MUSTCHECK;
 
-/* Eligible matches, best first: record_id, record_kind, revision, score, content_hash.
+/* A record's bytes: content, or a pointer (pointer_uri with content_hash). */
+struct db_mem_content {
+	const char *content; /* NULL for a pointer */
+	const char *pointer_uri, *content_hash;
+};
+/* 0 or 1 struct db_mem_content rows. */
+enum rg_status db_mem_content(struct db_conn *c, const char *tenant, const char *id,
+			      struct db_rows *out, struct db_error *err) RG_MUSTCHECK;
+
+/* One descendant of a source, as its revocation's readback reports it. */
+struct db_mem_descendant {
+	bool revoked;              /* the source is revoked (the same in every row) */
+	const char *derivative_id; /* NULL in the one row of a source without descendants */
+	const char *kind;
+	bool eligible;             /* retrievable now */
+};
+/* struct db_mem_descendant rows, oldest first; 0 rows = no such source. */
+enum rg_status db_mem_readback(struct db_conn *c, const char *tenant, const char *id,
+			       struct db_rows *out, struct db_error *err) RG_MUSTCHECK;
+
+/* A record a query matched. */
+struct db_mem_match {
+	const char *record_id, *record_kind;
+	int64_t revision;
+	double score;
+	const char *content_hash;
+	const char *content; /* db_mem_context only; NULL for a pointer */
+};
+/* Eligible matches (struct db_mem_match without content), best first.
  * kinds: "{source,derivative}"-style array literal. thread may be NULL. */
 enum rg_status db_mem_search(struct db_conn *c, const char *tenant, const char *query,
-			     const char *thread, const char *kinds, int limit, PGresult **res,
-			     struct db_error *err) RG_MUSTCHECK;
-/* Context candidates: the search's columns plus content (column 5), both kinds. */
+			     const char *thread, const char *kinds, int limit,
+			     struct db_rows *out, struct db_error *err) RG_MUSTCHECK;
+/* Context candidates: the search's struct db_mem_match with content, both kinds. */
 enum rg_status db_mem_context(struct db_conn *c, const char *tenant, const char *query,
-			      const char *thread, int limit, PGresult **res,
+			      const char *thread, int limit, struct db_rows *out,
 			      struct db_error *err) RG_MUSTCHECK;
-/* Every match, eligible first then by score: record_id, record_kind, revision,
- * classification, stored reasons csv, assent expired now, effective eligible,
- * thread disabled; at most limit rows. */
+
+/* A record a query matched, eligible or not, with what explain needs to say why. */
+struct db_mem_explained {
+	const char *record_id, *record_kind;
+	int64_t revision;
+	const char *classification; /* NULL for a derivative */
+	const char *reasons_csv;    /* stored ineligible reasons, "" for none */
+	bool assent_expired;        /* an assent it depends on has expired by now */
+	bool thread_disabled;       /* the receiving thread's memory is disabled (every row) */
+};
+/* Every match (struct db_mem_explained), eligible first then by score; at most limit rows. */
 enum rg_status db_mem_explain(struct db_conn *c, const char *tenant, const char *query,
-			      const char *thread, const char *kinds, int limit, PGresult **res,
-			      struct db_error *err) RG_MUSTCHECK;
+			      const char *thread, const char *kinds, int limit,
+			      struct db_rows *out, struct db_error *err) RG_MUSTCHECK;
 
 enum rg_status db_receipt_put(struct db_conn *c, const char *tenant, const char *id,
 			      const char *body, struct db_error *err) RG_MUSTCHECK;
-/* Column: body. 0 or 1 row. */
+/* A load receipt: the JSON text stored by db_receipt_put, unchanged. */
+struct db_receipt {
+	const char *body;
+};
+/* 0 or 1 struct db_receipt rows. */
 enum rg_status db_receipt_get(struct db_conn *c, const char *tenant, const char *id,
-			      PGresult **res, struct db_error *err) RG_MUSTCHECK;
+			      struct db_rows *out, struct db_error *err) RG_MUSTCHECK;
 
 #endif

@@ -52,6 +52,11 @@ static void put(char *row, const struct db_col *col, const PGresult *res, int i,
 		memcpy(row + col->offset, &b, sizeof b);
 		break;
 	}
+	case DB_KIND_FLOAT: {
+		double d = null ? 0 : strtod(v, NULL);
+		memcpy(row + col->offset, &d, sizeof d);
+		break;
+	}
 	}
 }
 

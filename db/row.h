@@ -17,6 +17,7 @@ enum db_kind {
 	DB_KIND_TEXT, /* const char *: NULL for SQL NULL, else a NUL-terminated copy */
 	DB_KIND_INT,  /* int64_t: 0 for SQL NULL */
 	DB_KIND_BOOL, /* bool: PostgreSQL's "t" is true; SQL NULL is false */
+	DB_KIND_FLOAT, /* double: 0 for SQL NULL */
 };
 
 #define DB_NO_NULL_FLAG ((size_t)-1)
@@ -33,6 +34,7 @@ struct db_col {
 #define DB_TEXT(type, member) {#member, DB_KIND_TEXT, offsetof(type, member), DB_NO_NULL_FLAG}
 #define DB_INT(type, member) {#member, DB_KIND_INT, offsetof(type, member), DB_NO_NULL_FLAG}
 #define DB_BOOL(type, member) {#member, DB_KIND_BOOL, offsetof(type, member), DB_NO_NULL_FLAG}
+#define DB_FLOAT(type, member) {#member, DB_KIND_FLOAT, offsetof(type, member), DB_NO_NULL_FLAG}
 /* An integer that may be SQL NULL: `flag` (a bool member) tells. */
 #define DB_INT_OR_NULL(type, member, flag) \
 	{#member, DB_KIND_INT, offsetof(type, member), offsetof(type, flag)}

@@ -453,13 +453,15 @@ void h_relevance_check(struct h_ctx *ctx)
 	if (cr) {
 		normalised = core_relevance_from_context(cr);
 	} else {
-		PGresult *res = h_fetch_by_id(ctx, db_receipt_get,
-					      json_string_value(json_object_get(ctx->body, "load_receipt_id")),
-					      "No such load receipt.");
-		if (res == NULL)
+		struct db_rows rows;
+		const struct db_receipt *r = h_fetch_row(
+			ctx, db_receipt_get,
+			json_string_value(json_object_get(ctx->body, "load_receipt_id")),
+			"No such load receipt.", &rows);
+		if (r == NULL)
 			return;
-		json_t *receipt = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
-		PQclear(res);
+		json_t *receipt = json_loads(r->body, 0, NULL);
+		db_rows_free(&rows);
 		if (receipt)
 			normalised = core_relevance_from_receipt(receipt,
 								 json_object_get(ctx->body, "relevance"));

@@ -49,14 +49,13 @@ const struct field_spec h_assent_revoke_body[] = {
 
 /* ---- assents ---------------------------------------------------------------------- */
 
-static json_t *assent_json(const PGresult *res)
+static json_t *assent_json(const struct db_assent *a)
 {
-	return json_pack("{s:s, s:s, s:s, s:o, s:I, s:o, s:o}", "assent_id", PQgetvalue(res, 0, 0),
-			 "owner", PQgetvalue(res, 0, 1), "source_identity", PQgetvalue(res, 0, 2),
-			 "expires_at", h_time(db_int(res, 0, 3)), "revision",
-			 (json_int_t)db_int(res, 0, 4), "revoked_at",
-			 db_null(res, 0, 5) ? json_null() : h_time(db_int(res, 0, 5)), "created_at",
-			 h_time(db_int(res, 0, 6)));
+	return json_pack("{s:s, s:s, s:s, s:o, s:I, s:o, s:o}", "assent_id", a->assent_id, "owner",
+			 a->owner, "source_identity", a->source_identity, "expires_at",
+			 h_time(a->expires_ms), "revision", (json_int_t)a->revision, "revoked_at",
+			 a->not_revoked ? json_null() : h_time(a->revoked_ms), "created_at",
+			 h_time(a->created_ms));
 }
 
 /* The owner a token may speak for: any (NULL) with admin, else its own name. */
@@ -66,24 +65,25 @@ static const char *speaks_for(const struct h_ctx *ctx)
 }
 
 /* A non-admin token sees only the assents of the owner it speaks for. */
-static bool may_see(const struct h_ctx *ctx, const PGresult *assent)
+static bool may_see(const struct h_ctx *ctx, const struct db_assent *a)
 {
-	return speaks_for(ctx) == NULL || strcmp(speaks_for(ctx), PQgetvalue(assent, 0, 1)) == 0;
+	return speaks_for(ctx) == NULL || strcmp(speaks_for(ctx), a->owner) == 0;
 }
 
 void h_assent_get(struct h_ctx *ctx)
 {
-	PGresult *res = h_fetch_by_id(ctx, db_assent_get, h_param(ctx, "assent_id"),
-				      "No such assent.");
-	if (res == NULL)
+	struct db_rows rows;
+	const struct db_assent *a =
+		h_fetch_row(ctx, db_assent_get, h_param(ctx, "assent_id"), "No such assent.", &rows);
+	if (a == NULL)
 		return;
-	if (!may_see(ctx, res)) {
+	if (!may_see(ctx, a)) {
 		h_problem(ctx, PROBLEM_FORBIDDEN, "This token may only read its own assents.", NULL);
 	} else {
-		h_etag(ctx, db_int(res, 0, 4));
-		h_reply(ctx, 200, assent_json(res));
+		h_etag(ctx, a->revision);
+		h_reply(ctx, 200, assent_json(a));
 	}
-	PQclear(res);
+	db_rows_free(&rows);
 }
 
 void h_assent_grant(struct h_ctx *ctx)
@@ -129,7 +129,7 @@ void h_assent_revoke(struct h_ctx *ctx)
 	int64_t expected = json_integer_value(json_object_get(ctx->body, "expected_revision"));
 	struct db_mem_outcome out;
 	struct db_conn *c = NULL;
-	PGresult *res = NULL;
+	struct db_rows rows = {0};
 	bool if_match_first;
 	if (!h_acquire(ctx, &c))
 		return;
@@ -137,12 +137,13 @@ void h_assent_revoke(struct h_ctx *ctx)
 	enum rg_status st;
 	if (!h_guard_write(ctx, expected, &if_match_first)) {
 		/* Answer from the current revision without writing. */
-		st = db_assent_get(c, ctx->tenant_id, id, &res, &ctx->dberr);
-		if (st == RG_OK && PQntuples(res) == 1 && !may_see(ctx, res))
+		st = db_assent_get(c, ctx->tenant_id, id, &rows, &ctx->dberr);
+		const struct db_assent *a = st == RG_OK && rows.n == 1 ? rows.row : NULL;
+		if (a && !may_see(ctx, a))
 			h_problem(ctx, PROBLEM_FORBIDDEN, "This token may only revoke its own assents.",
 				  NULL);
-		else if (st == RG_OK && PQntuples(res) == 1)
-			h_stale(ctx, db_int(res, 0, 4), if_match_first);
+		else if (a)
+			h_stale(ctx, a->revision, if_match_first);
 		else if (st == RG_OK)
 			h_problem(ctx, PROBLEM_NOT_FOUND, "No such assent.", NULL);
 		goto out;
@@ -150,14 +151,18 @@ void h_assent_revoke(struct h_ctx *ctx)
 	st = db_assent_revoke(c, &actor, id, expected, speaks_for(ctx), &out, &ctx->dberr);
 	if (st != RG_OK)
 		goto out;
-	if (!h_mem_refused(ctx, &out, if_match_first, "assent") &&
-	    (st = db_assent_get(c, ctx->tenant_id, id, &res, &ctx->dberr)) == RG_OK) {
+	if (h_mem_refused(ctx, &out, if_match_first, "assent"))
+		goto out;
+	st = db_assent_get(c, ctx->tenant_id, id, &rows, &ctx->dberr);
+	if (st == RG_OK && rows.n == 1) {
 		h_etag(ctx, out.revision);
-		h_reply(ctx, 200, assent_json(res));
+		h_reply(ctx, 200, assent_json(rows.row));
+	} else if (st == RG_OK) { /* gone since its revocation */
+		h_problem(ctx, PROBLEM_NOT_FOUND, "No such assent.", NULL);
 	}
 out:
 	h_db_release(ctx, c);
-	PQclear(res);
+	db_rows_free(&rows);
 	if (st != RG_OK)
 		h_db_failed(ctx, st);
 }

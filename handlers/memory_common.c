@@ -1,6 +1,7 @@
 /* What the memory handler families (handlers/memory_*.c) share: record lookup, list
  * paging over db_mem_list, the refusal of a mutation and the eligibility fields. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/memory.h"
@@ -43,21 +44,42 @@ bool h_mem_refused(struct h_ctx *ctx, const struct db_mem_outcome *out, bool if_
 	return true;
 }
 
-void h_mem_add_state(json_t *o, const PGresult *res, int i)
+json_t *h_mem_provenance(const char *text)
 {
-	bool is_source = strcmp(PQgetvalue(res, i, 1), "source") == 0;
-	json_t *reasons = core_memory_reasons(PQgetvalue(res, i, 6), is_source,
-					      PQgetvalue(res, i, 7)[0] == 't');
+	if (text == NULL)
+		return json_null();
+	json_t *list = json_array();
+	const char *p = text;
+	while (*p) {
+		size_t id_len = strcspn(p, " ");
+		if (p[id_len] != ' ')
+			break;
+		char *end;
+		long long revision = strtoll(p + id_len + 1, &end, 10);
+		json_array_append_new(list, json_pack("{s:s%, s:I}", "source_id", p, id_len,
+						      "revision", (json_int_t)revision));
+		if (*end != ',')
+			break;
+		p = end + 1;
+	}
+	return list;
+}
+
+void h_mem_add_state(json_t *o, const struct db_mem_record *r)
+{
+	bool is_source = strcmp(r->record_kind, "source") == 0;
+	json_t *reasons = core_memory_reasons(r->reasons_csv ? r->reasons_csv : "", is_source,
+					      r->assent_expired);
 	json_object_set_new(o, "effective_retrieval_state",
 			    json_string(json_array_size(reasons) ? "ineligible" : "eligible"));
 	json_object_set_new(o, "ineligible_reasons", reasons);
 }
 
 enum rg_status h_mem_fetch_records(struct h_ctx *ctx, struct db_conn *c, const void *arg,
-				   int64_t after, int limit, PGresult **res)
+				   int64_t after, int limit, struct db_rows *rows)
 {
 	const struct h_mem_list_args *a = arg;
-	return db_mem_list(c, ctx->tenant_id, &a->filter, after, limit, res, &ctx->dberr);
+	return db_mem_list(c, ctx->tenant_id, &a->filter, after, limit, rows, &ctx->dberr);
 }
 
 bool h_mem_query_enum(struct h_ctx *ctx, const char *name, const char *const *values,
@@ -73,13 +95,15 @@ bool h_mem_query_enum(struct h_ctx *ctx, const char *name, const char *const *va
 	return false;
 }
 
-PGresult *h_mem_load_record(struct h_ctx *ctx, const char *param, const char *want_kind)
+const struct db_mem_record *h_mem_load_record(struct h_ctx *ctx, const char *param,
+					      const char *want_kind, struct db_rows *rows)
 {
-	PGresult *res = h_fetch_by_id(ctx, db_mem_get, h_param(ctx, param), "No such record.");
-	if (res && want_kind && strcmp(PQgetvalue(res, 0, 1), want_kind) != 0) {
-		PQclear(res);
+	const struct db_mem_record *r =
+		h_fetch_row(ctx, db_mem_get, h_param(ctx, param), "No such record.", rows);
+	if (r && want_kind && strcmp(r->record_kind, want_kind) != 0) {
+		db_rows_free(rows);
 		h_problem(ctx, PROBLEM_NOT_FOUND, "No such record.", NULL);
 		return NULL;
 	}
-	return res;
+	return r;
 }

@@ -42,22 +42,22 @@ const struct field_spec h_derivative_body[] = {
 	{.name = NULL},
 };
 
-static json_t *derivative_meta(const PGresult *res, int i)
+static json_t *derivative_meta(const struct db_mem_record *r)
 {
-	json_t *o = json_pack("{s:s, s:o, s:I, s:o, s:s, s:o}", "derivative_id",
-			      PQgetvalue(res, i, 0), "kind", opt_str(db_text(res, i, 4)), "revision",
-			      (json_int_t)db_int(res, i, 2), "provenance",
-			      h_mem_parsed_or_null(db_text(res, i, 14)), "content_hash",
-			      PQgetvalue(res, i, 8), "created_at", h_time(db_int(res, i, 10)));
-	h_mem_add_state(o, res, i);
+	json_t *o = json_pack("{s:s, s:o, s:I, s:o, s:s, s:o}", "derivative_id", r->record_id,
+			      "kind", opt_str(r->derivative_kind), "revision",
+			      (json_int_t)r->revision, "provenance", h_mem_provenance(r->provenance),
+			      "content_hash", r->content_hash, "created_at", h_time(r->created_ms));
+	h_mem_add_state(o, r);
 	return o;
 }
 
-static json_t *derivative_row(const PGresult *res, int i, const void *arg, int64_t *cursor)
+static json_t *derivative_row(const void *row, const void *arg, int64_t *cursor)
 {
+	const struct db_mem_record *r = row;
 	(void)arg;
-	*cursor = db_int(res, i, 13);
-	return derivative_meta(res, i);
+	*cursor = r->seq;
+	return derivative_meta(r);
 }
 
 void h_derivative_list(struct h_ctx *ctx)
@@ -65,18 +65,20 @@ void h_derivative_list(struct h_ctx *ctx)
 	struct h_mem_list_args a = {.filter = {.record_kind = "derivative"}};
 	if (!h_mem_query_enum(ctx, "state", h_mem_states, &a.filter.state))
 		return;
-	const struct h_list_query q = {H_PAGE_DEFAULT, &a, h_mem_fetch_records, derivative_row, NULL, NULL};
+	const struct h_list_query q = {.default_limit = H_PAGE_DEFAULT, .arg = &a,
+				       .fetch_rows = h_mem_fetch_records, .render = derivative_row};
 	h_list(ctx, &q);
 }
 
 void h_derivative_get(struct h_ctx *ctx)
 {
-	PGresult *res = h_mem_load_record(ctx, "derivative_id", "derivative");
-	if (res == NULL)
+	struct db_rows rows;
+	const struct db_mem_record *r = h_mem_load_record(ctx, "derivative_id", "derivative", &rows);
+	if (r == NULL)
 		return;
-	h_etag(ctx, db_int(res, 0, 2));
-	h_reply(ctx, 200, derivative_meta(res, 0));
-	PQclear(res);
+	h_etag(ctx, r->revision);
+	h_reply(ctx, 200, derivative_meta(r));
+	db_rows_free(&rows);
 }
 
 /* ---- derivatives ------------------------------------------------------------------ */

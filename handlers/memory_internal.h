@@ -35,8 +35,12 @@ json_t *h_mem_parsed_or_null(const char *text);
 bool h_mem_refused(struct h_ctx *ctx, const struct db_mem_outcome *out, bool if_match_first,
 		   const char *noun);
 
-/* Adds {effective_retrieval_state, ineligible_reasons} of a metadata row to o. */
-void h_mem_add_state(json_t *o, const PGresult *res, int i);
+/* New: a derivative's provenance [{source_id, revision}] from db/'s text of it
+ * (struct db_mem_record's provenance), or JSON null when there is none. */
+json_t *h_mem_provenance(const char *text);
+
+/* Adds {effective_retrieval_state, ineligible_reasons} of a record to o. */
+void h_mem_add_state(json_t *o, const struct db_mem_record *r);
 
 /* The argument of the source and derivative lists' h_list_query. */
 struct h_mem_list_args {
@@ -44,16 +48,18 @@ struct h_mem_list_args {
 	bool labels;
 };
 
-/* h_list_query's fetch over db_mem_list; arg is a struct h_mem_list_args. */
+/* h_list_query's fetch_rows over db_mem_list (struct db_mem_record rows); arg is a struct
+ * h_mem_list_args. */
 enum rg_status h_mem_fetch_records(struct h_ctx *ctx, struct db_conn *c, const void *arg,
-				   int64_t after, int limit, PGresult **res) RG_MUSTCHECK;
+				   int64_t after, int limit, struct db_rows *rows) RG_MUSTCHECK;
 
 /* ?name= restricted to values (NULL-terminated); false after answering 422. */
 bool h_mem_query_enum(struct h_ctx *ctx, const char *name, const char *const *values,
 		      const char **out) RG_MUSTCHECK;
 
-/* One record by path id (want_kind NULL: either kind); NULL after answering (404 or 503).
- * The result is new (PQclear). */
-PGresult *h_mem_load_record(struct h_ctx *ctx, const char *param, const char *want_kind);
+/* One record by path id (want_kind NULL: either kind), read into *rows (free with
+ * db_rows_free); NULL (rows empty) after answering 404 or 503. */
+const struct db_mem_record *h_mem_load_record(struct h_ctx *ctx, const char *param,
+					      const char *want_kind, struct db_rows *rows);
 
 #endif

@@ -61,36 +61,36 @@ static int int_or(const json_t *body, const char *name, int def)
 void h_memory_search(struct h_ctx *ctx)
 {
 	char kinds[40];
-	PGresult *res = NULL;
+	struct db_rows rows;
 	struct db_conn *c = NULL;
 	kinds_literal(ctx->body, kinds, sizeof kinds);
 	if (!h_acquire(ctx, &c))
 		return;
 	enum rg_status st = db_mem_search(c, ctx->tenant_id, str(ctx->body, "query"),
 					  str(ctx->body, "thread_id"), kinds,
-					  int_or(ctx->body, "limit", RG_MEM_SEARCH_LIMIT_DEFAULT), &res,
+					  int_or(ctx->body, "limit", RG_MEM_SEARCH_LIMIT_DEFAULT), &rows,
 					  &ctx->dberr);
 	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
 		return;
 	}
+	const struct db_mem_match *m = rows.row;
 	json_t *items = json_array();
-	for (int i = 0; i < PQntuples(res); i++)
+	for (size_t i = 0; i < rows.n; i++)
 		json_array_append_new(items,
-				      json_pack("{s:s, s:s, s:I, s:f, s:s}", "record_id",
-						PQgetvalue(res, i, 0), "record_kind", PQgetvalue(res, i, 1),
-						"revision", (json_int_t)db_int(res, i, 2), "score",
-						strtod(PQgetvalue(res, i, 3), NULL), "content_hash",
-						PQgetvalue(res, i, 4)));
-	PQclear(res);
+				      json_pack("{s:s, s:s, s:I, s:f, s:s}", "record_id", m[i].record_id,
+						"record_kind", m[i].record_kind, "revision",
+						(json_int_t)m[i].revision, "score", m[i].score,
+						"content_hash", m[i].content_hash));
+	db_rows_free(&rows);
 	h_reply(ctx, 200, json_pack("{s:o}", "items", items));
 }
 
 void h_memory_explain(struct h_ctx *ctx)
 {
 	char kinds[40], qhash[RG_SHA256_TAGGED_SIZE];
-	PGresult *res = NULL;
+	struct db_rows rows;
 	struct db_conn *c = NULL;
 	const char *query = str(ctx->body, "query");
 	int limit = int_or(ctx->body, "limit", RG_MEM_SEARCH_LIMIT_DEFAULT);
@@ -98,7 +98,7 @@ void h_memory_explain(struct h_ctx *ctx)
 	if (!h_acquire(ctx, &c))
 		return;
 	enum rg_status st = db_mem_explain(c, ctx->tenant_id, query, str(ctx->body, "thread_id"),
-					   kinds, RG_MEM_EXPLAIN_MAX + 1, &res, &ctx->dberr);
+					   kinds, RG_MEM_EXPLAIN_MAX + 1, &rows, &ctx->dberr);
 	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
@@ -107,28 +107,29 @@ void h_memory_explain(struct h_ctx *ctx)
 	/* Rows come eligible first, best first: the first `limit` eligible ones are what search
 	 * selects. Up to 500 items: written directly rather than built as a jansson tree. */
 	struct jsonw w;
-	int rows = PQntuples(res), eligible_seen = 0;
+	const struct db_mem_explained *e = rows.row;
+	int eligible_seen = 0;
 	core_sha256_tagged(query, strlen(query), qhash);
 	jsonw_init(&w);
 	jsonw_raw(&w, "{\"query_sha256\":");
 	jsonw_str(&w, qhash);
 	jsonw_raw(&w, ",\"items\":[");
-	for (int i = 0; i < rows && i < RG_MEM_EXPLAIN_MAX; i++) {
-		bool is_source = strcmp(PQgetvalue(res, i, 1), "source") == 0;
-		bool disabled = PQgetvalue(res, i, 7)[0] == 't';
+	for (size_t i = 0; i < rows.n && i < RG_MEM_EXPLAIN_MAX; i++) {
+		bool is_source = strcmp(e[i].record_kind, "source") == 0;
 		const char *reasons[RG_MEM_REASONS_MAX];
-		size_t nr = core_memory_reason_list(PQgetvalue(res, i, 4), is_source,
-						    PQgetvalue(res, i, 5)[0] == 't', reasons);
+		size_t nr = core_memory_reason_list(e[i].reasons_csv ? e[i].reasons_csv : "",
+						    is_source, e[i].assent_expired, reasons);
 		bool within = nr == 0 && eligible_seen++ < limit;
-		const char *reason = core_memory_pick_reason(disabled, nr ? reasons[0] : NULL, within);
+		const char *reason =
+			core_memory_pick_reason(e[i].thread_disabled, nr ? reasons[0] : NULL, within);
 		jsonw_raw(&w, i ? ",{\"record_id\":" : "{\"record_id\":");
-		jsonw_str(&w, PQgetvalue(res, i, 0));
+		jsonw_str(&w, e[i].record_id);
 		jsonw_raw(&w, ",\"record_kind\":");
-		jsonw_str(&w, PQgetvalue(res, i, 1));
+		jsonw_str(&w, e[i].record_kind);
 		jsonw_raw(&w, ",\"revision\":");
-		jsonw_int(&w, db_int(res, i, 2));
+		jsonw_int(&w, e[i].revision);
 		jsonw_raw(&w, ",\"classification\":");
-		jsonw_str(&w, db_text(res, i, 3));
+		jsonw_str(&w, e[i].classification);
 		jsonw_raw(&w, strcmp(reason, "selected") == 0 ? ",\"included\":true,\"reason\":"
 							       : ",\"included\":false,\"reason\":");
 		jsonw_str(&w, reason);
@@ -140,8 +141,9 @@ void h_memory_explain(struct h_ctx *ctx)
 		}
 		jsonw_raw(&w, "]}");
 	}
-	jsonw_raw(&w, rows > RG_MEM_EXPLAIN_MAX ? "],\"truncated\":true}" : "],\"truncated\":false}");
-	PQclear(res);
+	jsonw_raw(&w, rows.n > RG_MEM_EXPLAIN_MAX ? "],\"truncated\":true}"
+						  : "],\"truncated\":false}");
+	db_rows_free(&rows);
 	h_reply_jsonw(ctx, 200, &w);
 }
 
@@ -149,7 +151,7 @@ void h_memory_context(struct h_ctx *ctx)
 {
 	char receipt_id[RG_ID_SIZE];
 	struct mem_candidate cand[RG_MEM_CANDIDATES_MAX];
-	PGresult *res = NULL;
+	struct db_rows rows = {0};
 	struct db_conn *c = NULL;
 	json_t *items = NULL, *receipt = NULL;
 	char *stored = NULL;
@@ -160,15 +162,16 @@ void h_memory_context(struct h_ctx *ctx)
 	if (!h_acquire(ctx, &c))
 		return;
 	enum rg_status st = db_mem_context(c, ctx->tenant_id, str(ctx->body, "query"),
-					   str(ctx->body, "thread_id"), RG_MEM_CANDIDATES_MAX, &res,
+					   str(ctx->body, "thread_id"), RG_MEM_CANDIDATES_MAX, &rows,
 					   &ctx->dberr);
 	if (st == RG_OK) {
-		size_t n = (size_t)PQntuples(res);
+		const struct db_mem_match *m = rows.row;
+		size_t n = rows.n;
 		for (size_t i = 0; i < n; i++) {
-			cand[i].record_id = PQgetvalue(res, (int)i, 0);
-			cand[i].revision = db_int(res, (int)i, 2);
-			cand[i].content_hash = PQgetvalue(res, (int)i, 4);
-			cand[i].content = PQgetvalue(res, (int)i, 5);
+			cand[i].record_id = m[i].record_id;
+			cand[i].revision = m[i].revision;
+			cand[i].content_hash = m[i].content_hash;
+			cand[i].content = m[i].content ? m[i].content : ""; /* a pointer never matches */
 		}
 		receipt = core_memory_assemble(cand, n,
 					       int_or(ctx->body, "max_items", RG_MEM_CONTEXT_ITEMS_DEFAULT),
@@ -179,7 +182,7 @@ void h_memory_context(struct h_ctx *ctx)
 			    : RG_NOMEM;
 	}
 	h_db_release(ctx, c);
-	PQclear(res);
+	db_rows_free(&rows);
 	free(stored);
 	if (st != RG_OK) {
 		json_decref(items);
@@ -192,14 +195,15 @@ void h_memory_context(struct h_ctx *ctx)
 
 void h_load_receipt_get(struct h_ctx *ctx)
 {
-	PGresult *res = h_fetch_by_id(ctx, db_receipt_get, h_param(ctx, "receipt_id"),
-				      "No such load receipt.");
-	if (res == NULL)
+	struct db_rows rows;
+	const struct db_receipt *r = h_fetch_row(ctx, db_receipt_get, h_param(ctx, "receipt_id"),
+						 "No such load receipt.", &rows);
+	if (r == NULL)
 		return;
 	/* The stored bytes, unchanged. */
 	struct jsonw w;
 	jsonw_init(&w);
-	jsonw_raw(&w, PQgetvalue(res, 0, 0));
+	jsonw_raw(&w, r->body);
 	h_reply_jsonw(ctx, 200, &w);
-	PQclear(res);
+	db_rows_free(&rows);
 }

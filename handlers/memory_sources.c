@@ -70,17 +70,16 @@ const struct field_spec h_revoke_body[] = {
 	{.name = NULL},
 };
 
-static json_t *source_meta(const PGresult *res, int i, bool labels)
+static json_t *source_meta(const struct db_mem_record *r, bool labels)
 {
-	json_t *o = json_pack("{s:s, s:I, s:o, s:o, s:s, s:o, s:o}", "source_id",
-			      PQgetvalue(res, i, 0), "revision", (json_int_t)db_int(res, i, 2),
-			      "source_kind", opt_str(db_text(res, i, 3)), "classification",
-			      opt_str(db_text(res, i, 5)), "content_hash", PQgetvalue(res, i, 8),
-			      "created_at", h_time(db_int(res, i, 10)), "updated_at",
-			      h_time(db_int(res, i, 11)));
-	h_mem_add_state(o, res, i);
+	json_t *o = json_pack("{s:s, s:I, s:o, s:o, s:s, s:o, s:o}", "source_id", r->record_id,
+			      "revision", (json_int_t)r->revision, "source_kind",
+			      opt_str(r->source_kind), "classification", opt_str(r->classification),
+			      "content_hash", r->content_hash, "created_at", h_time(r->created_ms),
+			      "updated_at", h_time(r->updated_ms));
+	h_mem_add_state(o, r);
 	if (labels)
-		json_object_set_new(o, "labels", h_mem_parsed_or_null(db_text(res, i, 12)));
+		json_object_set_new(o, "labels", h_mem_parsed_or_null(r->labels_json));
 	return o;
 }
 
@@ -167,11 +166,12 @@ out:
 	free(labels);
 }
 
-static json_t *source_row(const PGresult *res, int i, const void *arg, int64_t *cursor)
+static json_t *source_row(const void *row, const void *arg, int64_t *cursor)
 {
+	const struct db_mem_record *r = row;
 	const struct h_mem_list_args *a = arg;
-	*cursor = db_int(res, i, 13);
-	return source_meta(res, i, a->labels);
+	*cursor = r->seq;
+	return source_meta(r, a->labels);
 }
 
 void h_source_list(struct h_ctx *ctx)
@@ -190,50 +190,55 @@ void h_source_list(struct h_ctx *ctx)
 		return;
 	}
 	a.labels = include != NULL;
-	const struct h_list_query q = {H_PAGE_DEFAULT, &a, h_mem_fetch_records, source_row, NULL, NULL};
+	const struct h_list_query q = {.default_limit = H_PAGE_DEFAULT, .arg = &a,
+				       .fetch_rows = h_mem_fetch_records, .render = source_row};
 	h_list(ctx, &q);
 }
 
 void h_source_get(struct h_ctx *ctx)
 {
-	PGresult *res = h_mem_load_record(ctx, "source_id", NULL);
-	if (res == NULL)
+	struct db_rows rows;
+	const struct db_mem_record *r = h_mem_load_record(ctx, "source_id", NULL, &rows);
+	if (r == NULL)
 		return;
-	bool is_source = strcmp(PQgetvalue(res, 0, 1), "source") == 0;
-	json_t *o = source_meta(res, 0, false);
-	json_object_set_new(o, "record_kind", json_string(PQgetvalue(res, 0, 1)));
-	json_object_set_new(o, "source_identity", opt_str(db_text(res, 0, 9)));
-	json_object_set_new(o, "provenance", is_source ? json_null()
-						       : h_mem_parsed_or_null(db_text(res, 0, 14)));
+	bool is_source = strcmp(r->record_kind, "source") == 0;
+	json_t *o = source_meta(r, false);
+	json_object_set_new(o, "record_kind", json_string(r->record_kind));
+	json_object_set_new(o, "source_identity", opt_str(r->source_identity));
+	json_object_set_new(o, "provenance",
+			    is_source ? json_null() : h_mem_provenance(r->provenance));
 	if (!is_source)
-		json_object_set_new(o, "kind", opt_str(db_text(res, 0, 4)));
-	h_etag(ctx, db_int(res, 0, 2));
-	PQclear(res);
+		json_object_set_new(o, "kind", opt_str(r->derivative_kind));
+	h_etag(ctx, r->revision);
+	db_rows_free(&rows);
 	h_reply(ctx, 200, o);
 }
 
 void h_source_content(struct h_ctx *ctx)
 {
-	PGresult *res = h_fetch_by_id(ctx, db_mem_content, h_param(ctx, "source_id"),
-				      "No such record.");
-	if (res == NULL)
+	struct db_rows rows;
+	const struct db_mem_content *m =
+		h_fetch_row(ctx, db_mem_content, h_param(ctx, "source_id"), "No such record.", &rows);
+	if (m == NULL)
 		return;
-	if (!db_null(res, 0, 0))
-		h_reply(ctx, 200, json_pack("{s:s}", "content", PQgetvalue(res, 0, 0)));
+	if (m->content)
+		h_reply(ctx, 200, json_pack("{s:s}", "content", m->content));
 	else
-		h_reply(ctx, 200, json_pack("{s:{s:s, s:s}}", "pointer", "uri", PQgetvalue(res, 0, 1),
-					    "content_hash", PQgetvalue(res, 0, 2)));
-	PQclear(res);
+		h_reply(ctx, 200, json_pack("{s:{s:s, s:s}}", "pointer", "uri",
+					    m->pointer_uri ? m->pointer_uri : "", "content_hash",
+					    m->content_hash));
+	db_rows_free(&rows);
 }
 
 /* When a guarded write must not run, answers 412/409 from the record's current revision. */
 static void refuse_record(struct h_ctx *ctx, bool if_match_first)
 {
-	PGresult *res = h_mem_load_record(ctx, "source_id", "source");
-	if (res == NULL)
+	struct db_rows rows;
+	const struct db_mem_record *r = h_mem_load_record(ctx, "source_id", "source", &rows);
+	if (r == NULL)
 		return;
-	h_stale(ctx, db_int(res, 0, 2), if_match_first);
-	PQclear(res);
+	h_stale(ctx, r->revision, if_match_first);
+	db_rows_free(&rows);
 }
 
 void h_source_classify(struct h_ctx *ctx)
@@ -271,28 +276,29 @@ void h_source_classify(struct h_ctx *ctx)
 static json_t *readback(struct h_ctx *ctx, struct db_conn *c, const char *id,
 			enum rg_status *st)
 {
-	PGresult *res = NULL;
-	*st = db_mem_readback(c, ctx->tenant_id, id, &res, &ctx->dberr);
-	if (*st != RG_OK || PQntuples(res) == 0) {
-		PQclear(res);
+	struct db_rows rows;
+	*st = db_mem_readback(c, ctx->tenant_id, id, &rows, &ctx->dberr);
+	if (*st != RG_OK || rows.n == 0) {
+		db_rows_free(&rows);
 		return NULL;
 	}
+	const struct db_mem_descendant *d = rows.row;
 	json_t *derivatives = json_array();
 	json_int_t residual = 0;
-	for (int i = 0; i < PQntuples(res); i++) {
-		if (db_null(res, i, 1))
+	for (size_t i = 0; i < rows.n; i++) {
+		if (d[i].derivative_id == NULL)
 			continue;
-		bool eligible = PQgetvalue(res, i, 3)[0] == 't';
-		residual += eligible;
+		residual += d[i].eligible;
 		json_array_append_new(derivatives,
-				      json_pack("{s:s, s:s, s:s}", "derivative_id", PQgetvalue(res, i, 1),
-						"kind", PQgetvalue(res, i, 2), "effective_retrieval_state",
-						eligible ? "eligible" : "ineligible"));
+				      json_pack("{s:s, s:s, s:s}", "derivative_id", d[i].derivative_id,
+						"kind", d[i].kind ? d[i].kind : "",
+						"effective_retrieval_state",
+						d[i].eligible ? "eligible" : "ineligible"));
 	}
 	json_t *o = json_pack("{s:s, s:b, s:o, s:I, s:b}", "source_id", id, "revoked",
-			      PQgetvalue(res, 0, 0)[0] == 't', "derivatives", derivatives,
-			      "residual_eligible", residual, "clean", residual == 0);
-	PQclear(res);
+			      d[0].revoked, "derivatives", derivatives, "residual_eligible",
+			      residual, "clean", residual == 0);
+	db_rows_free(&rows);
 	return o;
 }
 

@@ -100,12 +100,35 @@ static void no_rows_is_empty(void **state)
 	PQclear(res);
 }
 
+struct scored {
+	double score;
+};
+static const struct db_col scored_cols[] = {DB_FLOAT(struct scored, score)};
+static const struct db_row_spec scored_row = DB_ROW_SPEC(struct scored, scored_cols);
+
+static void reads_a_float_as_its_text_parses(void **state)
+{
+	(void)state;
+	const char *names[] = {"score"};
+	const char *cells[] = {"0.0607927", NULL};
+	PGresult *res = result(1, names, 2, cells);
+	struct db_rows rows;
+	struct db_error err = {0};
+	assert_int_equal(db_rows_fill(res, &scored_row, &rows, &err), RG_OK);
+	PQclear(res);
+	const struct scored *a = db_rows_at(&rows, 0), *b = db_rows_at(&rows, 1);
+	assert_true(a->score == 0.0607927); /* the same double strtod gives */
+	assert_true(b->score == 0);
+	db_rows_free(&rows);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(reads_columns_by_name_in_any_order),
 		cmocka_unit_test(a_missing_column_fails_and_names_it),
 		cmocka_unit_test(no_rows_is_empty),
+		cmocka_unit_test(reads_a_float_as_its_text_parses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
