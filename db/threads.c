@@ -3,14 +3,22 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "db/pipe.h"
+#include "db/row.h"
 
-/* Kept byte-identical with tests/bench/pgbench_mm_*.sql, which replay it as the ceiling. */
+static const struct db_col mode_cols[] = {
+	DB_TEXT(struct db_thread_mode_row, mode),
+	DB_INT(struct db_thread_mode_row, revision),
+	DB_INT(struct db_thread_mode_row, effective_ms),
+};
+static const struct db_row_spec mode_row = DB_ROW_SPEC(struct db_thread_mode_row, mode_cols);
+
+/* Kept byte-identical with tests/bench/pgbench_mm_get.sql, which replays it as the ceiling.
+ * One read of one table: it may go out on a pipe. */
 const struct db_stmt db_thread_mode_get_stmt = {
 	"thread_mode_get",
-	"SELECT mode, revision, epoch_ms(effective_at) FROM thread_memory_modes"
+	"SELECT mode, revision, epoch_ms(effective_at) AS effective_ms FROM thread_memory_modes"
 	" WHERE tenant_id = $1 AND thread_id = $2",
-	2, false, NULL};
+	2, DB_PIPEABLE, &mode_row};
 
 /* Revision 0 means "never written": the first write inserts, later ones update under the
  * revision guard. Both paths end in the audit insert of the same statement. */
@@ -34,16 +42,14 @@ static const struct db_stmt put_stmt = {
 	"  epoch_ms(done.effective_at) FROM done",
 	6, false, NULL};
 
-/* The row of get_stmt, or a thread never set (enabled, revision 0). */
-void db_thread_mode_from(const PGresult *res, struct db_thread_mode *out)
+void db_thread_mode_of(const struct db_rows *rows, struct db_thread_mode *out)
 {
 	memset(out, 0, sizeof *out);
-	if (PQntuples(res) == 1) {
-		snprintf(out->mode, sizeof out->mode, "%s", PQgetvalue(res, 0, 0));
-		out->revision = db_int(res, 0, 1);
-		out->effective_ms = db_int(res, 0, 2);
-	} else {
-		snprintf(out->mode, sizeof out->mode, "enabled");
+	const struct db_thread_mode_row *row = rows->n == 1 ? db_rows_at(rows, 0) : NULL;
+	snprintf(out->mode, sizeof out->mode, "%s", row && row->mode ? row->mode : "enabled");
+	if (row) {
+		out->revision = row->revision;
+		out->effective_ms = row->effective_ms;
 	}
 }
 
@@ -52,20 +58,12 @@ enum rg_status db_thread_mode_get(struct db_conn *c, const char *tenant_id,
 				  struct db_error *err)
 {
 	const char *params[] = {tenant_id, thread_id};
-	PGresult *res = NULL;
-	enum rg_status st = db_exec(c, &db_thread_mode_get_stmt, params, &res, err);
-	if (st != RG_OK)
-		return st;
-	db_thread_mode_from(res, out);
-	PQclear(res);
-	return RG_OK;
-}
-
-enum rg_status db_thread_mode_get_send(struct db_pipe *p, const char *tenant_id,
-				       const char *thread_id, struct db_error *err)
-{
-	const char *params[] = {tenant_id, thread_id};
-	return db_pipe_send(p, &db_thread_mode_get_stmt, params, err);
+	struct db_rows rows;
+	enum rg_status st = db_query(c, &db_thread_mode_get_stmt, params, &rows, err);
+	if (st == RG_OK)
+		db_thread_mode_of(&rows, out);
+	db_rows_free(&rows);
+	return st;
 }
 
 enum rg_status db_thread_mode_put(struct db_conn *c, const struct db_actor *actor,
