@@ -22,15 +22,26 @@ struct db_error {
 	bool shutting_down;
 };
 
+/* How a statement is sent. The first two values stand in for the false / true of older
+ * initializers (the field was a bool custom_plan). */
+enum db_plan {
+	DB_PREPARED = 0, /* prepared once per connection */
+	/* Planned for its parameters on every execution instead of prepared: for statements
+	 * whose best plan depends on the values (a small tenant's search must not inherit the
+	 * generic plan a large tenant's searches settled on). */
+	DB_CUSTOM_PLAN = 1,
+	/* Prepared, and a read that may also go out on a pipe (db/pipe.h) instead of a pool
+	 * connection: one statement that only reads, runs in its own implicit transaction and
+	 * needs no session state; its rows are read through `row`. */
+	DB_PIPEABLE = 2,
+};
+
 /* A prepared statement: defined once as static data in its db/ module. */
 struct db_stmt {
 	const char *name;
 	const char *sql;
 	int nparams;
-	/* Planned for its parameters on every execution instead of prepared: for statements
-	 * whose best plan depends on the values (a small tenant's search must not inherit the
-	 * generic plan a large tenant's searches settled on). */
-	bool custom_plan;
+	enum db_plan plan;
 	/* The struct its rows are read into (db/row.h), for db_query; NULL for a statement
 	 * whose rows nobody reads. */
 	const struct db_row_spec *row;

@@ -1,35 +1,32 @@
 #include "db/pipe.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-#include "db/threads.h"
+#include "db/row.h"
 
-/* The statements a pipe may send, prepared when it connects: a Parse sent in the pipeline
- * could fail (a lock, a timeout) after other executions of it were queued behind it. */
-static const struct db_stmt *const piped[] = {&db_thread_mode_get_stmt};
-#define N_PIPED (sizeof piped / sizeof piped[0])
+/* Statements sent and not yet answered, oldest first: more than the server keeps waiting on a
+ * pipe (server/pipes.h's PIPES_MAX_WAITING). */
+#define PIPE_RING 1024
+/* Statements a pipe prepares, each once (the pipeable reads of db/). */
+#define PIPE_PREPARED_MAX 64
+
+struct sent {
+	const struct db_stmt *stmt;
+	bool prepares; /* its group prepared stmt first */
+};
 
 struct db_pipe {
 	PGconn *pg;
 	unsigned pending;  /* syncs sent and not yet answered */
+	struct sent ring[PIPE_RING];
+	unsigned head;     /* the oldest pending in ring */
+	const struct db_stmt *prepared[PIPE_PREPARED_MAX];
+	size_t nprepared;
 	PGresult *answer;  /* of the oldest pending statement, as its results arrive */
 	bool answer_error; /* answer is a failure: later results of that statement are not kept */
 	bool lost;         /* libpq gave up on the connection while results were owed */
 };
-
-/* Prepares the piped statements (before pipeline mode: one round trip each, once). */
-static enum rg_status prepare_all(PGconn *pg, struct db_error *err)
-{
-	for (size_t i = 0; i < N_PIPED; i++) {
-		PGresult *r = PQprepare(pg, piped[i]->name, piped[i]->sql, piped[i]->nparams, NULL);
-		bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-		enum rg_status st = ok ? RG_OK : db_error_from(pg, r, err);
-		PQclear(r);
-		if (!ok)
-			return st;
-	}
-	return RG_OK;
-}
 
 enum rg_status db_pipe_open(const char *url, struct db_pipe **out, struct db_error *err)
 {
@@ -42,11 +39,6 @@ enum rg_status db_pipe_open(const char *url, struct db_pipe **out, struct db_err
 	if (p->pg == NULL) {
 		free(p);
 		return RG_UNAVAILABLE;
-	}
-	enum rg_status st = prepare_all(p->pg, err);
-	if (st != RG_OK) {
-		db_pipe_close(p);
-		return st;
 	}
 	/* Non-blocking: a send never waits for the socket (db_pipe_flush and the caller's
 	 * poll finish the write). */
@@ -73,25 +65,44 @@ int db_pipe_socket(const struct db_pipe *p)
 	return PQsocket(p->pg);
 }
 
-static bool is_piped(const struct db_stmt *stmt)
+static bool is_prepared(const struct db_pipe *p, const struct db_stmt *stmt)
 {
-	for (size_t i = 0; i < N_PIPED; i++)
-		if (piped[i] == stmt)
+	for (size_t i = 0; i < p->nprepared; i++)
+		if (p->prepared[i] == stmt)
 			return true;
 	return false;
+}
+
+/* A statement whose preparation failed: the next send prepares it again. */
+static void forget_prepared(struct db_pipe *p, const struct db_stmt *stmt)
+{
+	for (size_t i = 0; i < p->nprepared; i++)
+		if (p->prepared[i] == stmt) {
+			p->prepared[i] = p->prepared[--p->nprepared];
+			return;
+		}
 }
 
 enum rg_status db_pipe_send(struct db_pipe *p, const struct db_stmt *stmt,
 			    const char *const *params, struct db_error *err)
 {
-	if (!is_piped(stmt))
+	bool prepares = !is_prepared(p, stmt);
+	if (stmt->plan != DB_PIPEABLE || stmt->row == NULL || p->pending == PIPE_RING ||
+	    (prepares && p->nprepared == PIPE_PREPARED_MAX))
 		return RG_NOT_SENT;
-	if (!PQsendQueryPrepared(p->pg, stmt->name, stmt->nparams, params, NULL, NULL, 0) ||
-	    !PQpipelineSync(p->pg)) {
+	/* Its first use on this pipe prepares it in the same group: the group's results are the
+	 * Parse's and the execution's, and a failed Parse fails the execution with it. */
+	bool queued = (!prepares ||
+		       PQsendPrepare(p->pg, stmt->name, stmt->sql, stmt->nparams, NULL)) &&
+		      PQsendQueryPrepared(p->pg, stmt->name, stmt->nparams, params, NULL, NULL, 0);
+	if (!queued || !PQpipelineSync(p->pg)) {
 		/* Part of it may be out: the pipe cannot be trusted any more. */
 		db_error_set(err, RG_UNAVAILABLE, "08006", PQerrorMessage(p->pg));
 		return RG_UNAVAILABLE;
 	}
+	if (prepares)
+		p->prepared[p->nprepared++] = stmt;
+	p->ring[(p->head + p->pending) % PIPE_RING] = (struct sent){stmt, prepares};
 	p->pending++;
 	return RG_OK;
 }
@@ -111,9 +122,30 @@ bool db_pipe_alive(const struct db_pipe *p)
 	return !p->lost && PQstatus(p->pg) == CONNECTION_OK;
 }
 
-bool db_pipe_next(struct db_pipe *p, enum rg_status *st, PGresult **res, struct db_error *err)
+/* The oldest pending statement's answer is complete (a, its last result or its first
+ * failure): its rows, or why it failed. */
+static enum rg_status take_answer(struct db_pipe *p, PGresult *a, bool failed, struct db_rows *rows,
+				  struct db_error *err)
 {
-	*res = NULL;
+	struct sent s = p->ring[p->head];
+	p->head = (p->head + 1) % PIPE_RING;
+	p->pending--;
+	enum rg_status st;
+	if (failed) {
+		st = db_error_from(p->pg, a, err);
+		if (s.prepares) /* the Parse may be what failed */
+			forget_prepared(p, s.stmt);
+	} else {
+		st = db_rows_fill(a, s.stmt->row, rows, err);
+	}
+	PQclear(a);
+	return st;
+}
+
+bool db_pipe_next(struct db_pipe *p, enum rg_status *st, struct db_rows *rows,
+		  struct db_error *err)
+{
+	*rows = (struct db_rows){0};
 	bool after_null = false;
 	/* With nothing pending PQgetResult would answer NULL forever. */
 	while (p->pending > 0 && !PQisBusy(p->pg)) {
@@ -132,18 +164,11 @@ bool db_pipe_next(struct db_pipe *p, enum rg_status *st, PGresult **res, struct 
 		switch (PQresultStatus(r)) {
 		case PGRES_PIPELINE_SYNC: {
 			PQclear(r);
-			p->pending--;
 			PGresult *a = p->answer;
 			bool failed = p->answer_error || a == NULL;
 			p->answer = NULL;
 			p->answer_error = false;
-			if (failed) {
-				*st = db_error_from(p->pg, a, err);
-				PQclear(a);
-			} else {
-				*st = RG_OK;
-				*res = a;
-			}
+			*st = take_answer(p, a, failed, rows, err);
 			return true;
 		}
 		case PGRES_TUPLES_OK:

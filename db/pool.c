@@ -432,7 +432,7 @@ static enum rg_status exec_one(struct db_conn *c, const struct db_stmt *stmt,
 			       const char *const *params, PGresult **res, struct db_error *err)
 {
 	*res = NULL;
-	if (stmt->custom_plan)
+	if (stmt->plan == DB_CUSTOM_PLAN)
 		return take_result(c, PQexecParams(c->pg, stmt->sql, stmt->nparams, NULL, params,
 						   NULL, NULL, 0),
 				   res, err);

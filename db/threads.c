@@ -3,19 +3,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "db/pipe.h"
+#include "db/row.h"
 
-/* A thread's mode as stored (db_thread_mode_get's row). */
-struct mode_row {
-	const char *mode;
-	int64_t revision, effective_ms;
-};
 static const struct db_col mode_cols[] = {
-	DB_TEXT(struct mode_row, mode),
-	DB_INT(struct mode_row, revision),
-	DB_INT(struct mode_row, effective_ms),
+	DB_TEXT(struct db_thread_mode_row, mode),
+	DB_INT(struct db_thread_mode_row, revision),
+	DB_INT(struct db_thread_mode_row, effective_ms),
 };
-static const struct db_row_spec mode_row = DB_ROW_SPEC(struct mode_row, mode_cols);
+static const struct db_row_spec mode_row = DB_ROW_SPEC(struct db_thread_mode_row, mode_cols);
 
 /* A written mode and the one before it (db_thread_mode_put's row). */
 struct mode_put_row {
@@ -30,12 +25,13 @@ static const struct db_col mode_put_cols[] = {
 };
 static const struct db_row_spec mode_put_row = DB_ROW_SPEC(struct mode_put_row, mode_put_cols);
 
-/* Kept byte-identical with tests/bench/pgbench_mm_*.sql, which replay it as the ceiling. */
+/* Kept byte-identical with tests/bench/pgbench_mm_get.sql, which replays it as the ceiling.
+ * One read of one table: it may go out on a pipe. */
 const struct db_stmt db_thread_mode_get_stmt = {
 	"thread_mode_get",
 	"SELECT mode, revision, epoch_ms(effective_at) AS effective_ms FROM thread_memory_modes"
 	" WHERE tenant_id = $1 AND thread_id = $2",
-	2, false, &mode_row};
+	2, DB_PIPEABLE, &mode_row};
 
 /* Revision 0 means "never written": the first write inserts, later ones update under the
  * revision guard. Both paths end in the audit insert of the same statement. */
@@ -59,16 +55,14 @@ static const struct db_stmt put_stmt = {
 	"  done.revision, epoch_ms(done.effective_at) AS effective_ms FROM done",
 	6, false, &mode_put_row};
 
-void db_thread_mode_from(const struct db_rows *rows, struct db_thread_mode *out)
+void db_thread_mode_of(const struct db_rows *rows, struct db_thread_mode *out)
 {
 	memset(out, 0, sizeof *out);
-	if (rows->n == 1) {
-		const struct mode_row *r = db_rows_at(rows, 0);
-		snprintf(out->mode, sizeof out->mode, "%s", r->mode);
-		out->revision = r->revision;
-		out->effective_ms = r->effective_ms;
-	} else {
-		snprintf(out->mode, sizeof out->mode, "enabled");
+	const struct db_thread_mode_row *row = rows->n == 1 ? db_rows_at(rows, 0) : NULL;
+	snprintf(out->mode, sizeof out->mode, "%s", row && row->mode ? row->mode : "enabled");
+	if (row) {
+		out->revision = row->revision;
+		out->effective_ms = row->effective_ms;
 	}
 }
 
@@ -77,20 +71,12 @@ enum rg_status db_thread_mode_get(struct db_conn *c, const char *tenant_id,
 				  struct db_error *err)
 {
 	const char *params[] = {tenant_id, thread_id};
-	struct db_rows rows = {0};
+	struct db_rows rows;
 	enum rg_status st = db_query(c, &db_thread_mode_get_stmt, params, &rows, err);
-	if (st != RG_OK)
-		return st;
-	db_thread_mode_from(&rows, out);
+	if (st == RG_OK)
+		db_thread_mode_of(&rows, out);
 	db_rows_free(&rows);
-	return RG_OK;
-}
-
-enum rg_status db_thread_mode_get_send(struct db_pipe *p, const char *tenant_id,
-				       const char *thread_id, struct db_error *err)
-{
-	const char *params[] = {tenant_id, thread_id};
-	return db_pipe_send(p, &db_thread_mode_get_stmt, params, err);
+	return st;
 }
 
 enum rg_status db_thread_mode_put(struct db_conn *c, const struct db_actor *actor,

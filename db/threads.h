@@ -1,8 +1,9 @@
-/* Thread memory mode (openapi/openapi.yaml, /v1/threads/{thread_id}/memory-mode). */
+/* Thread memory mode (API.md §3). */
 #ifndef RG_DB_THREADS_H
 #define RG_DB_THREADS_H
 
 #include "db/db.h"
+#include "db/row.h"
 
 struct db_thread_mode {
 	char mode[16];          /* "enabled" | "disabled" */
@@ -16,16 +17,17 @@ enum rg_status db_thread_mode_get(struct db_conn *c, const char *tenant_id,
 				  const char *thread_id, struct db_thread_mode *out,
 				  struct db_error *err) RG_MUSTCHECK;
 
-/* db_thread_mode_get on a pipe (db/pipe.h): the statement goes out, and its answer, from
- * db_pipe_next, is read through the statement's row spec (db_rows_fill with
- * db_thread_mode_get_stmt.row) and then by db_thread_mode_from. Its statement is one
- * db/pipe.c prepares on every pipe. */
+/* The statement of db_thread_mode_get, for a read that renders its typed rows itself (a
+ * route answered by one statement, which may go out on a pipe): its rows are
+ * struct db_thread_mode_row, none for a thread never set. */
 extern const struct db_stmt db_thread_mode_get_stmt;
-struct db_pipe;
-enum rg_status db_thread_mode_get_send(struct db_pipe *p, const char *tenant_id,
-				       const char *thread_id, struct db_error *err) RG_MUSTCHECK;
-/* The mode in rows (db_thread_mode_get_stmt's), or a thread never set (no row). */
-void db_thread_mode_from(const struct db_rows *rows, struct db_thread_mode *out);
+struct db_thread_mode_row {
+	const char *mode;
+	int64_t revision;
+	int64_t effective_ms;
+};
+/* The mode its rows say (none: a thread never set reads enabled, revision 0). */
+void db_thread_mode_of(const struct db_rows *rows, struct db_thread_mode *out);
 
 /* Compare-and-swap write + audit record in one statement. RG_STALE when expected_revision
  * is not the current revision (the caller reads the current one for the 409). */

@@ -75,17 +75,26 @@ enum h_lane {
 };
 
 struct h_ctx;
-struct db_pipe;
+struct db_rows;
 
-/* A read answered by one statement, which server/ may send on a shared pipelined connection
- * (db/pipe.h) instead of running the handler on a worker: `send` queues the statement on p
- * (on failure the pipe is unusable and the route's handler runs on a lane instead), and
- * `finish` answers as the handler would from the statement's outcome (st; res, borrowed, on
- * RG_OK; ctx->dberr says why otherwise). */
-struct h_split {
-	enum rg_status (*send)(struct h_ctx *ctx, struct db_pipe *p);
-	void (*finish)(struct h_ctx *ctx, enum rg_status st, const PGresult *res);
+/* At most this many parameters for a one-statement read. */
+#define H_READ_MAX_PARAMS 8
+
+/* A route answered by one db/ statement: its parameters come from the request and its answer
+ * is rendered from the statement's typed rows (db/row.h). The route's handler is h_read_run,
+ * which runs the statement on a pool connection; server/ may send it on a pipe instead
+ * (server/pipes.c) when the statement is pipeable (struct db_stmt, chosen in db/), and
+ * answers with the same `answer`. */
+struct h_read {
+	const struct db_stmt *stmt;
+	/* Fills the statement's stmt->nparams parameters (borrowed from ctx). */
+	void (*params)(const struct h_ctx *ctx, const char **out);
+	/* Answers from the statement's outcome: rows on RG_OK (borrowed), else ctx->dberr says
+	 * why. */
+	void (*answer)(struct h_ctx *ctx, enum rg_status st, const struct db_rows *rows);
 };
+/* The handler of a route with an h_read (handlers/gate.c). */
+void h_read_run(struct h_ctx *ctx);
 
 /* A route's scope that asks only for a valid token, whatever its scopes: the handler checks
  * scopes itself (/mcp, whose tools each need their own route's scope). */
@@ -104,7 +113,8 @@ struct h_route {
 	/* When not NULL, the lane is chosen from the received body instead (body may be NULL):
 	 * /mcp runs a tool that waits on a provider where that tool's route runs. */
 	enum h_lane (*lane_for)(const char *body, size_t len);
-	const struct h_split *split; /* NULL, or its handler in two steps */
+	const struct h_read *read; /* NULL, or the one statement that answers it (handler:
+				    * h_read_run) */
 	/* The answer holds a secret (a new token): it may not be kept for an Idempotency-Key's
 	 * replay (server/idempotency.c refuses the key). */
 	bool secret_answer;
@@ -188,16 +198,34 @@ struct h_ctx {
 	struct db_error dberr;
 };
 
+/* A request to a route as its transport decoded it, for the gate. */
+struct h_request {
+	const struct h_route *route;
+	const struct h_param *params; /* borrowed; values not yet checked */
+	size_t nparams;
+	/* The body of a route that takes one: built by the transport (an MCP tool's arguments;
+	 * stolen), or NULL: the gate decodes ctx->raw_body, which content_type must say is JSON. */
+	json_t *body;
+	const char *content_type;
+	/* 422 errors the transport found mapping its input onto the route (stolen, or NULL);
+	 * unknown: among them an input no part of the route takes (422 unknown_field). */
+	json_t *errors;
+	bool unknown;
+};
+
+/* The gate (handlers/gate.c): every request to a route passes it, HTTP or an MCP tool call.
+ * ctx comes with the transport's part (the caller, the services, the request id, the raw
+ * body, the header and query callbacks); the gate sets the route's part (route, params, body)
+ * and clears the answer, then checks in the contract's order: path parameters and body (422,
+ * 415, 400), then scope (403). true when the route's handler may run; false with the problem
+ * set in ctx, answered as a handler's. in->body and in->errors are taken either way. */
+bool h_gate(struct h_ctx *ctx, struct h_request *in) RG_MUSTCHECK;
+
 /* The route table (handlers/routes.c). */
 extern const struct h_route h_routes[];
 extern const size_t h_routes_count;
 
-/* Shared with server/ (handlers/common.c): dispatch checks path ids and Content-Type in the
- * routes' order, and the event streams answer their own refusals. */
-/* The 422 reason for a caller-chosen id off its pattern. */
-extern const char h_id_reason[];
-/* Whether a Content-Type value is application/json (any case), alone or with parameters. */
-bool h_json_content_type(const char *ct);
+/* Shared with server/ (handlers/common.c): the event streams answer their own refusals. */
 /* Sets a problem reply with the code's status (errors: stolen, may be NULL; detail: NULL
  * for the code's default detail). */
 void h_problem(struct h_ctx *ctx, enum rg_problem code, const char *detail, json_t *errors);

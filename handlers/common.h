@@ -11,6 +11,10 @@
 #define H_PAGE_DEFAULT 50
 #define H_PAGE_MAX 200
 
+/* The 422 reason for a caller-chosen id off its pattern. */
+extern const char h_id_reason[];
+/* Whether a Content-Type value is application/json (any case), alone or with parameters. */
+bool h_json_content_type(const char *ct);
 /* Sets a JSON reply; steals body. */
 void h_reply(struct h_ctx *ctx, int status, json_t *body);
 /* Sets a reply rendered by a jsonw writer (finished here; a failed writer answers 500). */

@@ -25,8 +25,7 @@ void h_token_create(struct h_ctx *ctx);
 void h_token_list(struct h_ctx *ctx);
 void h_token_delete(struct h_ctx *ctx);
 
-void h_memory_mode_get(struct h_ctx *ctx);
-extern const struct h_split h_memory_mode_get_split;
+extern const struct h_read h_memory_mode_read;
 void h_memory_mode_put(struct h_ctx *ctx);
 
 void h_pref_view(struct h_ctx *ctx);

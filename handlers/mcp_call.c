@@ -1,12 +1,12 @@
-/* tools/call: builds the h_ctx that /v1 would build for the tool's route (server/dispatch.c)
- * from the tool's arguments, in the same check order (path parameters, body, scope), runs
- * the route's handler and turns its reply into a CallToolResult: structuredContent is the /v1
- * answer's body, or the problem (isError) that /v1 would have answered. */
+/* tools/call: a transport adapter onto the gate (handlers/gate.c). The tool's arguments become
+ * the route's path parameters, query and body; the gate checks them as it checks an HTTP
+ * request's and makes the handler's context; the route's handler runs, and its answer becomes
+ * a CallToolResult: structuredContent is the /v1 answer's body, or the problem (isError)
+ * that /v1 would have answered. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/ids.h"
 #include "handlers/common.h"
 #include "handlers/mcp_internal.h"
 
@@ -39,7 +39,7 @@ struct path_walk {
 	const json_t *args;
 };
 
-/* One path parameter from the arguments, checked as dispatch checks a path's. */
+/* One path parameter from the arguments: a string (the gate checks it as a path's). */
 static void take_path_param(const char *name, size_t len, void *arg)
 {
 	struct path_walk *w = arg;
@@ -53,8 +53,6 @@ static void take_path_param(const char *name, size_t len, void *arg)
 		core_fields_error(in->errors, key, "must be present");
 	else if (!json_is_string(v))
 		core_fields_error(in->errors, key, "must be a string");
-	else if (!core_id_valid(json_string_value(v)))
-		core_fields_error(in->errors, key, h_id_reason);
 	else
 		in->params[in->nparams++] =
 			(struct h_param){.name = key, .value = json_string_value(v)};
@@ -69,9 +67,9 @@ static bool is_path_param(const char *tmpl, const char *name)
 	return false;
 }
 
-/* Splits the arguments into path parameters, query parameters and body. false when they
- * cannot make a request (in->errors says why). */
-static bool split_arguments(const struct mcp_tool *t, const struct h_route *route,
+/* Splits the arguments into path parameters, query parameters and body; what cannot be
+ * mapped onto the route goes to in->errors. */
+static void split_arguments(const struct mcp_tool *t, const struct h_route *route,
 			    const json_t *args, struct call_input *in)
 {
 	const char *key;
@@ -100,14 +98,13 @@ static bool split_arguments(const struct mcp_tool *t, const struct h_route *rout
 			in->unknown = true;
 		}
 	}
-	return json_array_size(in->errors) == 0;
 }
 
-/* The problem a handler (or this adapter) answered, as /v1 renders it (server/reply.c). */
-static json_t *problem_of(const struct h_ctx *sub, enum rg_problem code, const char *detail,
-			  json_t *errors, long long current_revision)
+/* The problem a handler (or the gate) answered, as /v1 renders it (server/reply.c). */
+static json_t *problem_of(const struct h_ctx *sub)
 {
-	json_t *p = core_problem_new(code, detail, sub->request_id, errors, current_revision);
+	json_t *p = core_problem_new(sub->problem_code, sub->problem_detail, sub->request_id,
+				     sub->problem_errors, sub->current_revision);
 	if (p && sub->problem_extra)
 		json_object_update_missing(p, sub->problem_extra);
 	return p;
@@ -118,8 +115,7 @@ static json_t *answer_of(struct h_ctx *sub, bool *is_error)
 {
 	*is_error = sub->problem_code != PROBLEM_NONE;
 	if (*is_error)
-		return problem_of(sub, sub->problem_code, sub->problem_detail, sub->problem_errors,
-				  sub->current_revision);
+		return problem_of(sub);
 	if (sub->content_type) /* written with jsonw: parse it back */
 		return json_loadb(sub->raw, sub->raw_len, 0, NULL);
 	if (sub->status == 204)
@@ -162,67 +158,44 @@ json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t 
 		      enum mcp_revision rev, bool charge)
 {
 	const struct h_route *route = mcp_tool_route(t);
-	struct call_input in = {.errors = json_array()};
-	json_t *payload = NULL;
 	bool is_error = true;
-	struct h_ctx sub = {
-		.route = route,
-		.params = in.params,
-		.request_id = ctx->request_id,
-		.traceparent = ctx->traceparent,
-		.tenant_id = ctx->tenant_id,
-		.token_id = ctx->token_id,
-		.token_name = ctx->token_name,
-		.scopes = ctx->scopes,
-		.pool = ctx->pool,
-		.tx = ctx->tx, /* a keyed POST /mcp: the tool's writes join its transaction */
-		.shutting_down = ctx->shutting_down,
-		.received_ms = ctx->received_ms,
-		.query = args_query,
-		.header = no_header,
-		.events_open = no_stream,
-		.token_deleted = ctx->token_deleted,
-		.metrics_text = ctx->metrics_text,
-		.provider_call = ctx->provider_call,
-		.provider_observe = ctx->provider_observe,
-		.current_revision = -1,
-	};
+	json_t *payload;
 	if (route == NULL) {
-		payload = problem_of(&sub, PROBLEM_INTERNAL, NULL, NULL, -1);
-		goto out;
+		payload = core_problem_new(PROBLEM_INTERNAL, NULL, ctx->request_id, NULL, -1);
+		return result_of(payload, is_error, rev);
 	}
 	/* First, as /v1 refuses it before anything else. */
 	if (charge && !ctx->rate_take(ctx)) {
-		payload = problem_of(&sub, PROBLEM_RATE_LIMITED, NULL, NULL, -1);
-		goto out;
+		payload = core_problem_new(PROBLEM_RATE_LIMITED, NULL, ctx->request_id, NULL, -1);
+		return result_of(payload, is_error, rev);
 	}
-	/* The order of /v1: path parameters and body (422), then the scope (403). */
-	if (!split_arguments(t, route, arguments, &in)) {
-		payload = problem_of(&sub, in.unknown ? PROBLEM_UNKNOWN_FIELD
-						      : PROBLEM_VALIDATION_FAILED,
-				     NULL, in.errors, -1);
-		goto out;
-	}
-	if (route->body) {
-		enum rg_problem code =
-			core_fields_check_body(in.body, route->body, route->check, in.errors);
-		if (code != PROBLEM_NONE) {
-			payload = problem_of(&sub, code, NULL, in.errors, -1);
-			goto out;
-		}
-	}
-	if (!core_scope_allows(ctx->scopes, route->scope)) {
-		char detail[192];
-		core_scope_needed_detail(route->scope, detail, sizeof detail);
-		payload = problem_of(&sub, PROBLEM_FORBIDDEN, detail, NULL, -1);
-		goto out;
-	}
-	sub.nparams = in.nparams;
-	sub.body = in.body;
+	struct call_input in = {.errors = json_array()};
+	split_arguments(t, route, arguments, &in);
+	/* The /mcp request's context carried to the tool's route: the same caller, services,
+	 * request id and deadline (and a keyed POST /mcp's transaction, which the tool's writes
+	 * join); no headers, no raw body, no event stream; the query from the arguments. */
+	struct h_ctx sub = *ctx;
+	sub.raw_body = NULL;
+	sub.raw_body_len = 0;
+	sub.if_match = sub.if_none_match = NULL;
+	sub.foreign_origin = false;
+	sub.query = args_query;
+	sub.header = no_header;
+	sub.events_open = no_stream;
+	sub.rate_take = NULL;
 	sub.server_data = in.query;
 	sub.held = ctx->held; /* the connection authentication borrowed, if any */
 	ctx->held = NULL;
-	route->handler(&sub);
+	struct h_request req = {
+		.route = route,
+		.params = in.params,
+		.nparams = in.nparams,
+		.body = in.body,
+		.errors = in.errors,
+		.unknown = in.unknown,
+	};
+	if (h_gate(&sub, &req))
+		route->handler(&sub);
 	ctx->held = sub.held; /* not taken: server/ releases it with the request */
 	sub.held = NULL;
 	if (sub.dberr.sqlstate[0] || sub.dberr.message[0]) /* a later success keeps a failure */
@@ -230,16 +203,14 @@ json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t 
 	payload = answer_of(&sub, &is_error);
 	if (payload == NULL) {
 		is_error = true;
-		payload = problem_of(&sub, PROBLEM_INTERNAL, NULL, NULL, -1);
+		payload = core_problem_new(PROBLEM_INTERNAL, NULL, sub.request_id, NULL, -1);
 	}
-out:
 	json_decref(sub.reply);
 	json_decref(sub.problem_errors);
 	json_decref(sub.problem_extra);
 	if (!sub.raw_static)
 		free(sub.raw);
-	json_decref(in.body);
+	json_decref(sub.body);
 	json_decref(in.query);
-	json_decref(in.errors);
 	return result_of(payload, is_error, rev);
 }

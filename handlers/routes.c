@@ -7,9 +7,10 @@
 	{method, path, handler, scope, NULL, NULL, H_LANE_WORKER, NULL, NULL, false}
 #define ROUTE_BODY(method, path, handler, scope, body, check) \
 	{method, path, handler, scope, body, check, H_LANE_WORKER, NULL, NULL, false}
-/* A one-statement read: server/ may send it on a pipe (server/pipes.c) instead of a worker. */
-#define ROUTE_PIPED(method, path, handler, scope, split) \
-	{method, path, handler, scope, NULL, NULL, H_LANE_WORKER, NULL, split, false}
+/* Answered by one statement (struct h_read): a worker runs it, or, when its statement is
+ * pipeable, server/ may send it on a pipe (server/pipes.c) instead. */
+#define ROUTE_READ(method, path, read, scope) \
+	{method, path, h_read_run, scope, NULL, NULL, H_LANE_WORKER, NULL, read, false}
 /* Answered on the I/O thread: no database, no provider, nothing that can block. */
 #define ROUTE_INLINE(method, path, handler) \
 	{method, path, handler, 0, NULL, NULL, H_LANE_INLINE, NULL, NULL, false}
@@ -37,8 +38,8 @@ const struct h_route h_routes[] = {
 	ROUTE("GET", "/v1/tokens", h_token_list, RG_SCOPE_ADMIN),
 	ROUTE("DELETE", "/v1/tokens/{token_id}", h_token_delete, RG_SCOPE_ADMIN),
 
-	ROUTE_PIPED("GET", "/v1/threads/{thread_id}/memory-mode", h_memory_mode_get,
-		    RG_SCOPE_MEMORY_READ, &h_memory_mode_get_split),
+	ROUTE_READ("GET", "/v1/threads/{thread_id}/memory-mode", &h_memory_mode_read,
+		   RG_SCOPE_MEMORY_READ),
 	ROUTE_BODY("PUT", "/v1/threads/{thread_id}/memory-mode", h_memory_mode_put,
 		   RG_SCOPE_MEMORY_ADMIN, h_memory_mode_body, NULL),
 

@@ -21,48 +21,27 @@ static json_t *mode_json(const char *thread_id, const struct db_thread_mode *m)
 			 m->revision > 0 ? h_time(m->effective_ms) : json_null());
 }
 
-static void memory_mode_answer(struct h_ctx *ctx, enum rg_status st,
-			       const struct db_thread_mode *m)
+static void memory_mode_params(const struct h_ctx *ctx, const char **out)
+{
+	out[0] = ctx->tenant_id;
+	out[1] = h_param(ctx, "thread_id");
+}
+
+static void memory_mode_answer(struct h_ctx *ctx, enum rg_status st, const struct db_rows *rows)
 {
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
 		return;
 	}
-	h_etag(ctx, m->revision);
-	h_reply(ctx, 200, mode_json(h_param(ctx, "thread_id"), m));
-}
-
-void h_memory_mode_get(struct h_ctx *ctx)
-{
-	struct db_conn *c = NULL;
 	struct db_thread_mode m;
-	enum rg_status st = h_db_acquire(ctx, &c);
-	if (st == RG_OK)
-		st = db_thread_mode_get(c, ctx->tenant_id, h_param(ctx, "thread_id"), &m,
-					&ctx->dberr);
-	h_db_release(ctx, c);
-	memory_mode_answer(ctx, st, &m);
+	db_thread_mode_of(rows, &m);
+	h_etag(ctx, m.revision);
+	h_reply(ctx, 200, mode_json(h_param(ctx, "thread_id"), &m));
 }
 
-static enum rg_status memory_mode_send(struct h_ctx *ctx, struct db_pipe *p)
-{
-	return db_thread_mode_get_send(p, ctx->tenant_id, h_param(ctx, "thread_id"),
-				       &ctx->dberr);
-}
-
-static void memory_mode_finish(struct h_ctx *ctx, enum rg_status st, const PGresult *res)
-{
-	struct db_thread_mode m;
-	struct db_rows rows = {0};
-	if (st == RG_OK) /* the pipe hands over its PGresult (handlers/api.h's h_split) */
-		st = db_rows_fill(res, db_thread_mode_get_stmt.row, &rows, &ctx->dberr);
-	if (st == RG_OK)
-		db_thread_mode_from(&rows, &m);
-	db_rows_free(&rows);
-	memory_mode_answer(ctx, st, &m);
-}
-
-const struct h_split h_memory_mode_get_split = {memory_mode_send, memory_mode_finish};
+/* GET: one statement (db/threads.c's, pipeable). */
+const struct h_read h_memory_mode_read = {&db_thread_mode_get_stmt, memory_mode_params,
+					  memory_mode_answer};
 
 /* Answers a refused write (409 or 412) from a fresh read. */
 static enum rg_status refuse(struct h_ctx *ctx, struct db_conn *c, const char *thread_id,

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/jsonx.h"
+#include "db/pipe.h"
 #include "handlers/api.h"
 #include "server/events.h"
 #include "server/metrics.h"
@@ -123,15 +123,13 @@ bool dispatch_authenticate(struct request *r, enum MHD_Result *ret)
 
 /* Everything after the body has arrived (or, for a declared length over the cap, before it
  * is read): the check order of the contract is
- * route (404/405) → authentication (401) → path parameters and body (422/415/400) →
- * scope (403) → the handler. true when the handler may run: r->ctx is set up for it;
- * otherwise the answer is kept in *ret. */
+ * route (404/405) → authentication (401) → size (413) → the gate (handlers/gate.c: path
+ * parameters and body 422/415/400, scope 403) → the handler. true when the handler may run:
+ * r->ctx is set up for it; otherwise the answer is kept in *ret. */
 bool dispatch_begin(struct request *r, enum MHD_Result *ret)
 {
 	struct http_server *srv = r->srv;
-	const struct h_route *route = r->match.route;
 	const struct auth_principal *who = &r->who;
-	json_t *body = NULL;
 
 	if (strcmp(r->method, "OPTIONS") == 0 && r->routed != ROUTER_NOT_FOUND) {
 		*ret = reply_preflight(r);
@@ -155,52 +153,9 @@ bool dispatch_begin(struct request *r, enum MHD_Result *ret)
 				     "The body exceeds the size limit.", NULL, -1, NULL);
 		return false;
 	}
-	for (size_t i = 0; i < r->match.nparams; i++) {
-		if (!core_id_valid(r->match.params[i].value)) {
-			json_t *errors = json_array();
-			core_fields_error(errors, r->match.params[i].name, h_id_reason);
-			*ret = reply_problem(r, PROBLEM_VALIDATION_FAILED, NULL, errors, -1, NULL);
-			json_decref(errors);
-			return false;
-		}
-	}
-	if (route->body) {
-		if (!h_json_content_type(header(r->conn, MHD_HTTP_HEADER_CONTENT_TYPE))) {
-			*ret = reply_problem(r, PROBLEM_UNSUPPORTED_MEDIA_TYPE,
-					     "The body must be application/json.", NULL, -1, NULL);
-			return false;
-		}
-		body = core_json_parse_strict(r->body, r->body_len);
-		if (body == NULL) {
-			*ret = reply_problem(r, PROBLEM_INVALID_JSON,
-					     "The body is not valid JSON.", NULL, -1, NULL);
-			return false;
-		}
-		json_t *errors = json_array();
-		enum rg_problem code =
-			core_fields_check_body(body, route->body, route->check, errors);
-		if (code) {
-			*ret = reply_problem(r, code, NULL, errors, -1, NULL);
-			json_decref(errors);
-			json_decref(body);
-			return false;
-		}
-		json_decref(errors);
-	}
-	if (route->scope != 0 && route->scope != H_SCOPE_TOKEN &&
-	    !core_scope_allows(who->scopes, route->scope)) {
-		char detail[192];
-		json_decref(body);
-		core_scope_needed_detail(route->scope, detail, sizeof detail);
-		*ret = reply_problem(r, PROBLEM_FORBIDDEN, detail, NULL, -1, NULL);
-		return false;
-	}
 
+	/* The transport's part of the handler's context; the gate adds the route's. */
 	r->ctx = (struct h_ctx){
-		.route = route,
-		.params = r->match.params,
-		.nparams = r->match.nparams,
-		.body = body,
 		.raw_body = r->body,
 		.raw_body_len = r->body_len,
 		.if_match = header(r->conn, MHD_HTTP_HEADER_IF_MATCH),
@@ -225,11 +180,20 @@ bool dispatch_begin(struct request *r, enum MHD_Result *ret)
 		.provider_call = ctx_provider_call,
 		.provider_observe = ctx_provider_observe,
 		.server_data = r->conn,
-		.current_revision = -1,
 	};
 	r->held = NULL;
 	r->began = true;
-	return true;
+	struct h_request in = {
+		.route = r->match.route,
+		.params = r->match.params,
+		.nparams = r->match.nparams,
+		.content_type = header(r->conn, MHD_HTTP_HEADER_CONTENT_TYPE),
+	};
+	if (h_gate(&r->ctx, &in))
+		return true;
+	*ret = reply_render(r, &r->ctx);
+	dispatch_drop(r);
+	return false;
 }
 
 /* After the handler: its answer rendered, the context's resources freed. */
@@ -292,8 +256,18 @@ enum MHD_Result dispatch(struct request *r)
 	return dispatch_end(r);
 }
 
-void dispatch_pipe_finish(struct request *r, enum rg_status st, const PGresult *res)
+enum rg_status dispatch_pipe_send(struct request *r, struct db_pipe *p)
 {
-	r->ctx.route->split->finish(&r->ctx, st, res);
+	const struct h_read *read = r->ctx.route->read;
+	const char *params[H_READ_MAX_PARAMS];
+	if (read == NULL || read->stmt->nparams > H_READ_MAX_PARAMS)
+		return RG_NOT_SENT;
+	read->params(&r->ctx, params);
+	return db_pipe_send(p, read->stmt, params, &r->ctx.dberr);
+}
+
+void dispatch_pipe_finish(struct request *r, enum rg_status st, const struct db_rows *rows)
+{
+	r->ctx.route->read->answer(&r->ctx, st, rows);
 	(void)dispatch_end(r);
 }

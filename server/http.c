@@ -198,8 +198,9 @@ static enum MHD_Result to_lane(struct request *r)
 	return submit_to_lane(r);
 }
 
-/* A read with an h_split, with its token from the cache: sent on a pipe (pipes.c) when one
- * can take it, after dispatch's checks. */
+/* A route answered by one statement (an h_read), with its token from the cache: sent on a
+ * pipe (pipes.c) when its statement is pipeable and a pipe can take it, after dispatch's
+ * checks; else its handler runs on a lane. */
 static enum MHD_Result to_pipe(struct request *r)
 {
 	enum MHD_Result ret;
@@ -313,7 +314,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	conns_body_done(r->conn_entry); /* the final call: the body is complete */
 	if (r->status != 0)
 		return MHD_YES; /* already answered (early 413) */
-	if (r->authenticated && r->routed == ROUTER_FOUND && r->match.route->split &&
+	if (r->authenticated && r->routed == ROUTER_FOUND && r->match.route->read &&
 	    !atomic_load(&srv->draining))
 		return to_pipe(r);
 	if (!dispatch_inline(r))

@@ -73,11 +73,11 @@ static struct request *pop(struct slot *s)
 	return r;
 }
 
-/* Answers a read (the pipe's answer, or a failure in r->ctx.dberr) and resumes it. */
-static void complete(struct request *r, enum rg_status st, PGresult *res)
+/* Answers a read (its rows, freed here, or a failure in r->ctx.dberr) and resumes it. */
+static void complete(struct request *r, enum rg_status st, struct db_rows *rows)
 {
-	dispatch_pipe_finish(r, st, res);
-	PQclear(res);
+	dispatch_pipe_finish(r, st, rows);
+	db_rows_free(rows);
 	r->lane_done = true;
 	MHD_resume_connection(r->conn);
 }
@@ -104,7 +104,8 @@ static void tear_down(struct slot *s, const char *why)
 		lost = r->pipe_next;
 		r->pipe_next = NULL;
 		db_error_set(&r->ctx.dberr, RG_UNAVAILABLE, "08006", why);
-		complete(r, RG_UNAVAILABLE, NULL);
+		struct db_rows none = {0};
+		complete(r, RG_UNAVAILABLE, &none);
 	}
 	pthread_mutex_lock(&pp.mu);
 	pp.needed = true;
@@ -139,13 +140,13 @@ static void serve(struct slot *s)
 	}
 	bool ok = !s->broken && flush_locked(s) && db_pipe_consume(s->db);
 	enum rg_status st;
-	PGresult *res;
+	struct db_rows rows;
 	/* Answers are handed over in the order of the list: r's outcome rides on r until the
 	 * lock is released (ctx.dberr is r's own). */
-	while (ok && s->head && db_pipe_next(s->db, &st, &res, &s->head->ctx.dberr)) {
+	while (ok && s->head && db_pipe_next(s->db, &st, &rows, &s->head->ctx.dberr)) {
 		struct request *r = pop(s);
 		r->pipe_st = st;
-		r->pipe_res = res;
+		r->pipe_rows = rows;
 		*tail = r;
 		tail = &r->pipe_next;
 	}
@@ -155,7 +156,7 @@ static void serve(struct slot *s)
 		struct request *r = done;
 		done = r->pipe_next;
 		r->pipe_next = NULL;
-		complete(r, r->pipe_st, r->pipe_res);
+		complete(r, r->pipe_st, &r->pipe_rows);
 	}
 	if (!ok)
 		tear_down(s, "the connection to the database was lost");
@@ -349,7 +350,7 @@ bool pipes_submit(struct request *r)
 		return false;
 	pthread_mutex_lock(&s->mu);
 	bool ok = s->db != NULL && !s->broken && !s->closed;
-	enum rg_status st = ok ? r->ctx.route->split->send(&r->ctx, s->db) : RG_NOT_SENT;
+	enum rg_status st = ok ? dispatch_pipe_send(r, s->db) : RG_NOT_SENT;
 	if (ok && st != RG_OK) {
 		ok = false;
 		if (st != RG_NOT_SENT) { /* nothing was sent */

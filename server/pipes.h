@@ -1,7 +1,8 @@
-/* Private to server/: pipelined reads. A route with an h_split (a one-statement read) whose
- * token the cache verified is sent by the I/O thread itself on one of PIPES_COUNT shared
- * connections in pipeline mode (db/pipe.h), and one poller thread takes the answers as they
- * come, answers them and resumes their connections. No worker is woken and none sleeps on
+/* Private to server/: pipelined reads. A route answered by one statement (an h_read) whose
+ * statement is pipeable (db/) and whose token the cache verified is sent by the I/O thread
+ * itself on one of PIPES_COUNT shared connections in pipeline mode (db/pipe.h), and one
+ * poller thread takes the answers (typed rows) as they come, answers them with the route's
+ * h_read and resumes their connections. No worker is woken and none sleeps on
  * the statement, and the backend runs the reads that queued behind each other without a
  * round trip each. */
 #ifndef RG_SERVER_PIPES_H

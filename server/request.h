@@ -12,6 +12,7 @@
 #include "core/ids.h"
 #include "core/problem.h"
 #include "db/db.h"
+#include "db/row.h"
 #include "handlers/api.h"
 #include "server/auth.h"
 #include "server/clock.h"
@@ -94,7 +95,7 @@ struct request {
 	struct request *pipe_next;
 	long long pipe_sent_ms;
 	enum rg_status pipe_st;
-	PGresult *pipe_res;
+	struct db_rows pipe_rows;
 	struct clients_ticket client; /* counted in flight for its forwarded client */
 	struct conn_entry *conn_entry; /* its connection's deadlines (conns.h), or NULL */
 	struct idem_request idem;     /* idempotency.c: a write with an Idempotency-Key */
@@ -164,8 +165,12 @@ void dispatch_drop(struct request *r);
  * them, from pipes.c). true when the handler may run: r->ctx is set up for it (dispatch then
  * runs the handler); otherwise the answer is kept in *ret. */
 bool dispatch_begin(struct request *r, enum MHD_Result *ret) RG_MUSTCHECK;
-/* Answers a pipelined read from its statement's outcome (res borrowed; on failure
- * r->ctx.dberr says why), as its handler would. Any thread. */
-void dispatch_pipe_finish(struct request *r, enum rg_status st, const PGresult *res);
+struct db_pipe;
+/* After dispatch_begin, for a route with an h_read: sends its statement on p (db_pipe_send's
+ * outcome: RG_NOT_SENT when it is not pipeable). */
+enum rg_status dispatch_pipe_send(struct request *r, struct db_pipe *p) RG_MUSTCHECK;
+/* Answers a pipelined read from its statement's outcome (rows borrowed; on failure
+ * r->ctx.dberr says why) with its route's h_read. Any thread. */
+void dispatch_pipe_finish(struct request *r, enum rg_status st, const struct db_rows *rows);
 
 #endif
