@@ -1,28 +1,71 @@
 #include "db/preferences.h"
 
-#include <stdio.h>
+#include <stddef.h>
 
 #include "core/timefmt.h"
 
-/* One row per entry (at least one row: the journal's revision, or null, rides on each);
- * the receipt of operation_id rides along as JSON (an InitPlan, computed once). */
+/* One row per entry, at least one row: the journal's revision (or null) rides on each, and so
+ * does the receipt of operation_id (one index lookup, joined before the entries). Columns are
+ * named like the members of load_row. */
+struct load_row {
+	int64_t revision;
+	struct db_pref_entry entry;   /* entry.key NULL: the one row of a journal without entries */
+	struct db_pref_receipt receipt; /* receipt.operation_id NULL: none */
+};
+
+#define ENTRY_COL(kind, m) {#m, kind, offsetof(struct load_row, entry.m), DB_NO_NULL_FLAG}
+#define RECEIPT_COL(kind, m) \
+	{"receipt_" #m, kind, offsetof(struct load_row, receipt.m), DB_NO_NULL_FLAG}
+static const struct db_col load_cols[] = {
+	{"revision", DB_KIND_INT, offsetof(struct load_row, revision), DB_NO_NULL_FLAG},
+	ENTRY_COL(DB_KIND_TEXT, key),
+	ENTRY_COL(DB_KIND_TEXT, state),
+	ENTRY_COL(DB_KIND_TEXT, statement),
+	ENTRY_COL(DB_KIND_TEXT, source_ref),
+	ENTRY_COL(DB_KIND_TEXT, source_quote),
+	{"expires_ms", DB_KIND_INT, offsetof(struct load_row, entry.expires_ms),
+	 offsetof(struct load_row, entry.expires_null)},
+	ENTRY_COL(DB_KIND_INT, entry_revision),
+	ENTRY_COL(DB_KIND_TEXT, operation_id),
+	ENTRY_COL(DB_KIND_INT, updated_ms),
+	RECEIPT_COL(DB_KIND_TEXT, operation_id),
+	RECEIPT_COL(DB_KIND_TEXT, action),
+	RECEIPT_COL(DB_KIND_TEXT, key),
+	RECEIPT_COL(DB_KIND_TEXT, intent_hash),
+	RECEIPT_COL(DB_KIND_TEXT, predecessor_operation_id),
+	{"receipt_revision_before", DB_KIND_INT, offsetof(struct load_row, receipt.revision_before),
+	 offsetof(struct load_row, receipt.revision_before_null)},
+	RECEIPT_COL(DB_KIND_INT, revision_after),
+	RECEIPT_COL(DB_KIND_INT, at_ms),
+};
+static const struct db_row_spec load_row_spec = DB_ROW_SPEC(struct load_row, load_cols);
+
 static const struct db_stmt load_stmt = {
 	"pref_load",
 	"SELECT j.revision, e.key, e.state, e.statement, e.source_ref, e.source_quote,"
-	" epoch_ms(e.expires_at), e.entry_revision, e.operation_id, epoch_ms(e.updated_at),"
-	" (SELECT json_build_object("
-	"   'operation_id', operation_id, 'action', action, 'key', key,"
-	"   'state', CASE action WHEN 'remember' THEN 'active' ELSE 'retired' END,"
-	"   'intent_hash', intent_hash, 'supersedes_operation_id', predecessor_operation_id,"
-	"   'revision_before', revision_before, 'revision_after', revision_after,"
-	"   'at_ms', epoch_ms(at))::text"
-	"   FROM preference_operations WHERE tenant_id = $1 AND goal_id = $2 AND agent_id = $3"
-	"   AND operation_id = $4)"
+	" epoch_ms(e.expires_at) AS expires_ms, e.entry_revision, e.operation_id,"
+	" epoch_ms(e.updated_at) AS updated_ms, r.*"
 	" FROM (SELECT 1) one"
 	" LEFT JOIN preference_journals j ON j.tenant_id = $1 AND j.goal_id = $2 AND j.agent_id = $3"
+	" LEFT JOIN (SELECT operation_id AS receipt_operation_id, action AS receipt_action,"
+	"   key AS receipt_key, intent_hash AS receipt_intent_hash,"
+	"   predecessor_operation_id AS receipt_predecessor_operation_id,"
+	"   revision_before AS receipt_revision_before, revision_after AS receipt_revision_after,"
+	"   epoch_ms(at) AS receipt_at_ms"
+	"   FROM preference_operations WHERE tenant_id = $1 AND goal_id = $2 AND agent_id = $3"
+	"   AND operation_id = $4) r ON true"
 	" LEFT JOIN preference_entries e ON e.tenant_id = $1 AND e.goal_id = $2 AND e.agent_id = $3"
 	" ORDER BY e.key COLLATE \"C\"",
-	4, false, NULL};
+	4, false, &load_row_spec};
+
+struct commit_row {
+	int64_t revision_after, at_ms;
+};
+static const struct db_col commit_cols[] = {
+	DB_INT(struct commit_row, revision_after),
+	DB_INT(struct commit_row, at_ms),
+};
+static const struct db_row_spec commit_row_spec = DB_ROW_SPEC(struct commit_row, commit_cols);
 
 /* The journal row is the compare-and-swap point: created at revision 1 when the caller
  * expects a never-written journal, else moved from the expected revision. Everything else
@@ -60,22 +103,56 @@ static const struct db_stmt commit_stmt = {
 	"   op.revision_after, $3,"
 	"   jsonb_build_object('key', $9::text, 'operation_id', $7::text, 'intent_hash', $14::text)"
 	"  FROM op)"
-	" SELECT revision_after, epoch_ms(at) FROM op",
-	15, false, NULL};
+	" SELECT revision_after, epoch_ms(at) AS at_ms FROM op",
+	15, false, &commit_row_spec};
+
+static const struct db_col history_cols[] = {
+	DB_TEXT(struct db_pref_operation, operation_id),
+	DB_TEXT(struct db_pref_operation, action),
+	DB_TEXT(struct db_pref_operation, key),
+	DB_TEXT(struct db_pref_operation, statement),
+	DB_TEXT(struct db_pref_operation, source_ref),
+	DB_TEXT(struct db_pref_operation, source_quote),
+	DB_TEXT(struct db_pref_operation, predecessor_operation_id),
+	DB_INT(struct db_pref_operation, revision_after),
+	DB_INT(struct db_pref_operation, at_ms),
+};
+static const struct db_row_spec history_row_spec =
+	DB_ROW_SPEC(struct db_pref_operation, history_cols);
 
 static const struct db_stmt history_stmt = {
 	"pref_history",
 	"SELECT operation_id, action, key, statement, source_ref, source_quote,"
-	" predecessor_operation_id, revision_after, epoch_ms(at) FROM preference_operations"
+	" predecessor_operation_id, revision_after, epoch_ms(at) AS at_ms FROM preference_operations"
 	" WHERE tenant_id = $1 AND goal_id = $2 AND agent_id = $3 AND revision_after > $4::bigint"
 	" ORDER BY revision_after LIMIT $5::int",
-	5, false, NULL};
+	5, false, &history_row_spec};
+
+const struct db_pref_entry *db_pref_entry_at(const struct db_pref_journal *j, size_t i)
+{
+	return &((const struct load_row *)db_rows_at(&j->rows, i))->entry;
+}
+
+void db_pref_journal_free(struct db_pref_journal *j)
+{
+	db_rows_free(&j->rows);
+	*j = (struct db_pref_journal){0};
+}
 
 enum rg_status db_pref_load(struct db_conn *c, const struct db_pref_scope *scope,
-			    const char *operation_id, PGresult **res, struct db_error *err)
+			    const char *operation_id, struct db_pref_journal *out,
+			    struct db_error *err)
 {
 	const char *params[] = {scope->tenant_id, scope->goal_id, scope->agent_id, operation_id};
-	return db_exec(c, &load_stmt, params, res, err);
+	*out = (struct db_pref_journal){0};
+	enum rg_status st = db_query(c, &load_stmt, params, &out->rows, err);
+	if (st != RG_OK || out->rows.n == 0)
+		return st; /* the statement always answers a row; none reads as never written */
+	const struct load_row *first = db_rows_at(&out->rows, 0);
+	out->revision = first->revision;
+	out->n = first->entry.key ? out->rows.n : 0;
+	out->receipt = first->receipt.operation_id ? &first->receipt : NULL;
+	return RG_OK;
 }
 
 static const char *int_or_null(char buf[DB_INT_SIZE], int64_t v, int64_t none)
@@ -95,21 +172,22 @@ enum rg_status db_pref_commit(struct db_conn *c, const struct db_actor *actor,
 		int_or_null(expires, w->expires_ms, RG_TIME_NONE), w->intent_hash,
 		w->predecessor_operation_id,
 	};
-	PGresult *res = NULL;
-	enum rg_status st = db_exec_audited(c, &commit_stmt, actor, params, &res, err);
+	struct db_rows rows;
+	enum rg_status st = db_query_audited(c, &commit_stmt, actor, params, &rows, err);
 	if (st != RG_OK)
 		return st;
-	*revision_after = db_int(res, 0, 0);
-	*at_ms = db_int(res, 0, 1);
-	PQclear(res);
+	const struct commit_row *r = db_rows_at(&rows, 0);
+	*revision_after = r->revision_after;
+	*at_ms = r->at_ms;
+	db_rows_free(&rows);
 	return RG_OK;
 }
 
 enum rg_status db_pref_history(struct db_conn *c, const struct db_pref_scope *scope,
-			       int64_t after, int limit, PGresult **res, struct db_error *err)
+			       int64_t after, int limit, struct db_rows *rows, struct db_error *err)
 {
 	char a[DB_INT_SIZE], l[DB_INT_SIZE];
 	const char *params[] = {scope->tenant_id, scope->goal_id, scope->agent_id,
 				db_int_param(a, after), db_page_limit_param(l, limit)};
-	return db_exec(c, &history_stmt, params, res, err);
+	return db_query(c, &history_stmt, params, rows, err);
 }

@@ -64,25 +64,24 @@ static int64_t num(const json_t *o, const char *k)
 	return (int64_t)json_integer_value(json_object_get(o, k));
 }
 
-/* Fills j from db_pref_load's rows (borrowing their strings: keep res until j is done). */
-static void journal_from(const PGresult *res, struct pref_journal *j)
+/* Fills j from a loaded journal (borrowing its texts: keep it until j is done). */
+static void journal_from(const struct db_pref_journal *loaded, struct pref_journal *j)
 {
-	int rows = PQntuples(res);
-	j->revision = rows > 0 ? db_int(res, 0, 0) : 0;
+	j->revision = loaded->revision;
 	j->n = 0;
-	for (int i = 0; i < rows && j->n < RG_PREF_MAX_KEYS; i++) {
-		if (db_null(res, i, 1))
-			continue;
-		struct pref_entry *pe = &j->entries[j->n++];
-		pe->key = db_text(res, i, 1);
-		pe->retired = strcmp(db_text(res, i, 2), "retired") == 0;
-		pe->statement = db_text(res, i, 3);
-		pe->source_ref = db_text(res, i, 4);
-		pe->source_quote = db_text(res, i, 5);
-		pe->expires_ms = db_null(res, i, 6) ? RG_TIME_NONE : db_int(res, i, 6);
-		pe->entry_revision = db_int(res, i, 7);
-		pe->operation_id = db_text(res, i, 8);
-		pe->updated_ms = db_int(res, i, 9);
+	for (size_t i = 0; i < loaded->n && j->n < RG_PREF_MAX_KEYS; i++) {
+		const struct db_pref_entry *e = db_pref_entry_at(loaded, i);
+		j->entries[j->n++] = (struct pref_entry){
+			.key = e->key,
+			.retired = strcmp(e->state, "retired") == 0,
+			.statement = e->statement,
+			.source_ref = e->source_ref,
+			.source_quote = e->source_quote,
+			.expires_ms = e->expires_null ? RG_TIME_NONE : e->expires_ms,
+			.entry_revision = e->entry_revision,
+			.operation_id = e->operation_id,
+			.updated_ms = e->updated_ms,
+		};
 	}
 }
 
@@ -118,15 +117,17 @@ static bool read_request(struct h_ctx *ctx, enum pref_action action, struct pref
 	return true;
 }
 
-static json_t *receipt_json(const json_t *op)
+/* The receipt of an operation, stored (a replay) or just committed; new. */
+static json_t *receipt_json(const struct db_pref_receipt *r)
 {
-	const json_t *before = json_object_get(op, "revision_before");
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:O, s:O, s:I, s:o}", "operation_id",
-			 str(op, "operation_id"), "action", str(op, "action"), "key", str(op, "key"),
-			 "state", str(op, "state"), "intent_hash", str(op, "intent_hash"),
-			 "supersedes_operation_id", json_object_get(op, "supersedes_operation_id"),
-			 "revision_before", before ? before : json_null(), "revision_after",
-			 (json_int_t)num(op, "revision_after"), "at", h_time(num(op, "at_ms")));
+	const char *pred = r->predecessor_operation_id;
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:o}", "operation_id",
+			 r->operation_id, "action", r->action, "key", r->key, "state",
+			 strcmp(r->action, "remember") == 0 ? "active" : "retired", "intent_hash",
+			 r->intent_hash, "supersedes_operation_id",
+			 pred ? json_string(pred) : json_null(), "revision_before",
+			 r->revision_before_null ? json_null() : json_integer(r->revision_before),
+			 "revision_after", (json_int_t)r->revision_after, "at", h_time(r->at_ms));
 }
 
 /* {status, receipt, view}: the view is written directly (it can hold 64 entries). */
@@ -159,18 +160,15 @@ static enum rg_status decide(struct h_ctx *ctx, struct db_conn *c, const struct 
 {
 	struct db_pref_scope scope = scope_of(ctx);
 	struct pref_journal j;
-	PGresult *loaded = NULL;
-	json_t *op = NULL;
+	struct db_pref_journal loaded;
 	enum rg_status st = db_pref_load(c, &scope, r->operation_id, &loaded, &ctx->dberr);
 	if (st != RG_OK)
 		return st;
-	journal_from(loaded, &j);
+	journal_from(&loaded, &j);
 
-	if (PQntuples(loaded) > 0 && !db_null(loaded, 0, 10))
-		op = json_loads(db_text(loaded, 0, 10), 0, NULL);
-	if (json_is_object(op)) {
-		if (strcmp(str(op, "intent_hash"), intent) == 0)
-			answer(ctx, 200, "replayed", receipt_json(op), &j, j.revision);
+	if (loaded.receipt) {
+		if (strcmp(loaded.receipt->intent_hash, intent) == 0)
+			answer(ctx, 200, "replayed", receipt_json(loaded.receipt), &j, j.revision);
 		else
 			h_problem(ctx, PROBLEM_OPERATION_CONFLICT,
 				  "operation_id was already used with different arguments.", NULL);
@@ -232,17 +230,20 @@ static enum rg_status decide(struct h_ctx *ctx, struct db_conn *c, const struct 
 	if (st != RG_OK)
 		goto out;
 	core_pref_apply(&j, r, at_ms, &predecessor);
-	json_t *receipt = json_pack(
-		"{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:o}", "operation_id", r->operation_id,
-		"action", w.action, "key", r->key, "state",
-		r->action == PREF_REMEMBER ? "active" : "retired", "intent_hash", intent,
-		"supersedes_operation_id", predecessor ? json_string(predecessor) : json_null(),
-		"revision_before", revision_before ? json_integer(revision_before) : json_null(),
-		"revision_after", (json_int_t)revision_after, "at", h_time(at_ms));
-	answer(ctx, 201, "applied", receipt, &j, j.revision);
+	const struct db_pref_receipt applied = {
+		.operation_id = r->operation_id,
+		.action = w.action,
+		.key = r->key,
+		.intent_hash = intent,
+		.predecessor_operation_id = predecessor,
+		.revision_before = revision_before,
+		.revision_before_null = revision_before == 0,
+		.revision_after = revision_after,
+		.at_ms = at_ms,
+	};
+	answer(ctx, 201, "applied", receipt_json(&applied), &j, j.revision);
 out:
-	json_decref(op);
-	PQclear(loaded);
+	db_pref_journal_free(&loaded);
 	return st;
 }
 
@@ -284,7 +285,7 @@ void h_pref_view(struct h_ctx *ctx)
 {
 	struct db_pref_scope scope = scope_of(ctx);
 	struct pref_journal j;
-	PGresult *loaded = NULL;
+	struct db_pref_journal loaded = {0};
 	struct db_conn *c = NULL;
 	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK)
@@ -295,40 +296,42 @@ void h_pref_view(struct h_ctx *ctx)
 		h_db_failed(ctx, st);
 		return;
 	}
-	journal_from(loaded, &j);
+	journal_from(&loaded, &j);
 	if (j.revision)
 		h_etag(ctx, j.revision);
 	struct jsonw w;
 	jsonw_init(&w);
 	core_pref_view(&w, &j, now_ms());
 	h_reply_jsonw(ctx, 200, &w);
-	PQclear(loaded);
+	db_pref_journal_free(&loaded);
 }
 
 static enum rg_status fetch_history(struct h_ctx *ctx, struct db_conn *c, const void *arg,
-				    int64_t after, int limit, PGresult **res)
+				    int64_t after, int limit, struct db_rows *rows)
 {
 	(void)arg;
 	struct db_pref_scope scope = scope_of(ctx);
-	return db_pref_history(c, &scope, after, limit, res, &ctx->dberr);
+	return db_pref_history(c, &scope, after, limit, rows, &ctx->dberr);
 }
 
-static json_t *history_row(const PGresult *res, int i, const void *arg, int64_t *cursor)
+static json_t *history_row(const void *row, const void *arg, int64_t *cursor)
 {
 	(void)arg;
-	const char *statement = db_text(res, i, 3), *pred = db_text(res, i, 6);
-	*cursor = db_int(res, i, 7);
+	const struct db_pref_operation *op = row;
+	*cursor = op->revision_after;
 	return json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:o, s:I, s:o}", "operation_id",
-			 PQgetvalue(res, i, 0), "action", PQgetvalue(res, i, 1), "key",
-			 PQgetvalue(res, i, 2), "statement",
-			 statement ? json_string(statement) : json_null(), "source_ref",
-			 PQgetvalue(res, i, 4), "source_quote", PQgetvalue(res, i, 5),
-			 "predecessor_operation_id", pred ? json_string(pred) : json_null(),
-			 "revision_after", (json_int_t)*cursor, "at", h_time(db_int(res, i, 8)));
+			 op->operation_id, "action", op->action, "key", op->key, "statement",
+			 op->statement ? json_string(op->statement) : json_null(), "source_ref",
+			 op->source_ref, "source_quote", op->source_quote, "predecessor_operation_id",
+			 op->predecessor_operation_id ? json_string(op->predecessor_operation_id)
+						      : json_null(),
+			 "revision_after", (json_int_t)op->revision_after, "at", h_time(op->at_ms));
 }
 
 void h_pref_history(struct h_ctx *ctx)
 {
-	const struct h_list_query q = {PREF_HISTORY_DEFAULT, NULL, fetch_history, history_row, NULL, NULL};
+	const struct h_list_query q = {.default_limit = PREF_HISTORY_DEFAULT,
+				       .fetch_rows = fetch_history,
+				       .render = history_row};
 	h_list(ctx, &q);
 }

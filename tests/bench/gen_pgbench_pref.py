@@ -10,7 +10,7 @@ src = open(os.path.join(root, "db/preferences.c")).read()
 
 
 def sql(name):
-    m = re.search(r'static const struct db_stmt %s = \{\n\t"[a-z_]+",\n(.*?),\n\t\d+\};' % name, src, re.S)
+    m = re.search(r'static const struct db_stmt %s = \{\n\t"[a-z_]+",\n(.*?),\n\t\d+(?:, [^\n]*)?\};' % name, src, re.S)
     return "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1))).replace('\\"', '"')
 
 

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Prints a pgbench script that replays what POST /v1/memory/context runs (db/memory.c): the
+ranked match with content (mem_context, MATCH_SQL) and the load receipt's insert
+(receipt_put), two statements like the service's two round trips. The SQL is read from
+db/memory.c at run time, so the ceiling follows the source; the receipt body is the one the
+service stored for the same query (a file, given as the only argument), so both write the
+same bytes.
+
+usage: gen_pgbench_context.py BODY_FILE > pgbench_memory_context.sql
+run with -M prepared -D tenant=<tenant>."""
+import os
+import re
+import sys
+
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+src = open(os.path.join(root, "db/memory.c")).read()
+
+
+def literals(text):
+    return "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', text)).replace('\\"', '"')
+
+
+def match_sql(columns):
+    m = re.search(r'#define MATCH_SQL\(columns\)((?:.*\\\n)*.*\n)', src)
+    body = m.group(1).replace("\\\n", "\n")
+    # the macro's text with its one parameter spliced in where it stands
+    parts = re.split(r'\bcolumns\b', body)
+    return columns.join(literals(p) for p in parts)
+
+
+def stmt_sql(name):
+    m = re.search(r'static const struct db_stmt %s = \{\n?\s*"[a-z_]+",\s*\n?(.*?),\s*\d+,' % name,
+                  src, re.S)
+    return literals(m.group(1))
+
+
+def sql_literal(s):
+    # An escape string with every colon as \x3a: pgbench would take ":name" inside a plain
+    # literal (the JSON's ":true", ":[") for one of its variables.
+    s = s.replace("\\", "\\\\").replace("'", "\\'").replace(":", "\\x3a")
+    return "E'" + s + "'"
+
+
+def subst(text, values):
+    return re.sub(r"\$(\d+)", lambda m: values[int(m.group(1))], text)
+
+
+ctx = re.search(r'static const struct db_stmt context_stmt = \{"[a-z_]+", MATCH_SQL\("((?:[^"\\]|\\.)*)"\)', src)
+context = subst(match_sql(ctx.group(1)), {
+    1: ":tenant", 2: "'alpha bravo'", 3: "NULL", 4: "'{source,derivative}'",
+    5: "50"})  # RG_MEM_CANDIDATES_MAX (core/memory.h)
+body = open(sys.argv[1]).read().rstrip("\n")
+put = subst(stmt_sql("receipt_put_stmt"), {
+    1: ":tenant", 2: "'lrc_pgb' || :client_id || 'x' || :r", 3: sql_literal(body)})
+
+print("-- POST /v1/memory/context's SQL (db/memory.c: mem_context, then receipt_put), written by")
+print("-- tests/bench/gen_pgbench_context.py; run with -M prepared -D tenant=<tenant>.")
+print("\\set r random(1, 999999999999)")
+print(context + ";")
+print(put + ";")
