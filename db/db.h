@@ -6,7 +6,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <libpq-fe.h>
 
 #include "core/status.h"
 #include "db/row.h"
@@ -50,10 +49,7 @@ struct db_stmt {
 struct db_pool;
 struct db_conn;
 
-/* The status of a failed statement on pg (res may be NULL), SQLSTATE mapped in one place, with
- * err filled without request values: PostgreSQL's messages can quote them, so outside
- * connection, resource and internal failures only constraint, table and column names stay. */
-enum rg_status db_error_from(PGconn *pg, const PGresult *res, struct db_error *err);
+
 /* Fills err (may be NULL) with one line of msg. */
 void db_error_set(struct db_error *err, enum rg_status st, const char *sqlstate,
 		  const char *msg);
@@ -62,11 +58,6 @@ void db_error_set(struct db_error *err, enum rg_status st, const char *sqlstate,
  * query_timeout). */
 #define DB_STATEMENT_TIMEOUT_MS 5000
 
-/* A new connection to url (connect timeout 3 s, keepalives, tcp_user_timeout, notices
- * ignored), its statements bounded by statement_timeout_ms, or NULL with err set. The pool's
- * connections are "recallgate". */
-PGconn *db_connect(const char *url, const char *application_name, unsigned statement_timeout_ms,
-		   struct db_error *err);
 
 struct db_pool_stats {
 	unsigned size, in_use, waiting;
@@ -108,12 +99,6 @@ enum rg_status db_acquire(struct db_pool *pool, struct db_conn **out,
 			  struct db_error *err) RG_MUSTCHECK;
 void db_release(struct db_pool *pool, struct db_conn *conn);
 
-/* Runs a prepared statement (preparing it on first use on this connection).
- * On RG_OK *res is new (PQclear it) and holds the rows; on failure *res is NULL and err says
- * why. Parameters are text; NULL entries are SQL NULL. */
-enum rg_status db_exec(struct db_conn *conn, const struct db_stmt *stmt,
-		       const char *const *params, PGresult **res,
-		       struct db_error *err) RG_MUSTCHECK;
 
 /* db_exec, then its rows read into stmt->row's structs: *out is new (db_rows_free), empty
  * on failure. */
@@ -121,9 +106,6 @@ enum rg_status db_query(struct db_conn *conn, const struct db_stmt *stmt,
 			const char *const *params, struct db_rows *out,
 			struct db_error *err) RG_MUSTCHECK;
 
-/* Runs plain SQL without parameters (migrations only). */
-enum rg_status db_exec_script(struct db_conn *conn, const char *sql,
-			      struct db_error *err) RG_MUSTCHECK;
 
 /* A transaction held across several statements (an Idempotency-Key's write and its kept
  * answer, db/idempotency.h). A connection released with its transaction open is rolled back
@@ -145,14 +127,6 @@ struct db_actor {
 	const char *request_id;
 };
 
-/* The compare-and-swap + audit pattern. `stmt` is one statement that performs the guarded
- * change and appends its audit record, and returns exactly one row when it applied, none
- * when the guard (revision, existence) did not hold. Its first three parameters are
- * $1 tenant_id, $2 actor token id, $3 request id, then `params` as $4…
- * RG_OK with *res (new) on one row; RG_STALE when no row. */
-enum rg_status db_exec_audited(struct db_conn *conn, const struct db_stmt *stmt,
-			       const struct db_actor *actor, const char *const *params,
-			       PGresult **res, struct db_error *err) RG_MUSTCHECK;
 
 /* db_exec_audited with its one row read into stmt->row's struct (out may be NULL when the
  * caller needs only the status). */
@@ -171,9 +145,5 @@ const char *db_page_limit_param(char buf[DB_INT_SIZE], int limit);
  * NULL when memory ran out. Elements hold no quote or backslash (ids and numbers). */
 char *db_array_literal(const char *const *items, size_t n);
 
-/* Field readers for a row: NULL-safe text, int64 (0 on NULL), is-null. */
-const char *db_text(const PGresult *res, int row, int col);
-int64_t db_int(const PGresult *res, int row, int col);
-bool db_null(const PGresult *res, int row, int col);
 
 #endif

@@ -1,4 +1,5 @@
 #include "db/events.h"
+#include "db/pg.h"
 #include "db/audit_columns.h"
 
 #include <inttypes.h>

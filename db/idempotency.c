@@ -1,4 +1,5 @@
 #include "db/idempotency.h"
+#include "db/pg.h"
 
 #include <stdlib.h>
 #include <string.h>

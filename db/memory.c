@@ -1,4 +1,5 @@
 #include "db/memory.h"
+#include "db/pg.h"
 
 #include <stdio.h>
 #include <stdlib.h>

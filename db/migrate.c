@@ -1,4 +1,5 @@
 #include "db/migrate.h"
+#include "db/pg.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,5 @@
 #include "db/pipe.h"
+#include "db/pg.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* sem_clockwait (glibc ≥ 2.30): a monotonic deadline for the acquire timeout. */
 #define _GNU_SOURCE
-#include "db/db.h"
+#include "db/pg.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -1,4 +1,5 @@
 #include "db/providers.h"
+#include "db/pg.h"
 
 #include <stdio.h>
 

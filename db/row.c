@@ -1,12 +1,10 @@
 /* Typed rows (db/row.h): one pass finds the columns by name and sizes the texts, a second
  * copies the values into one block of structs followed by their texts. */
 #include <stdio.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <libpq-fe.h>
 
-#include "db/db.h"
+#include "db/pg.h"
 #include "db/row.h"
 
 #define DB_ROW_MAX_COLS 48

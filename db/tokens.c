@@ -1,4 +1,5 @@
 #include "db/tokens.h"
+#include "db/pg.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -77,7 +77,7 @@ void h_audit_list(struct h_ctx *ctx)
 		return;
 	const struct h_list_query q = {.default_limit = H_PAGE_DEFAULT,
 				       .arg = &f,
-				       .fetch_rows = fetch_audit,
+				       .fetch = fetch_audit,
 				       .render = audit_row};
 	h_list(ctx, &q);
 }

@@ -138,15 +138,17 @@ json_t *h_next_cursor(int rows, int limit, int64_t last_seq)
 	return json_string(buf);
 }
 
-static void h_list_rows(struct h_ctx *ctx, const struct h_list_query *q, int limit,
-			int64_t after)
+void h_list(struct h_ctx *ctx, const struct h_list_query *q)
 {
 	struct db_rows rows = {0};
 	struct db_conn *c = NULL;
-	int64_t last = 0;
+	int limit;
+	int64_t after, last = 0;
+	if (!h_page(ctx, q->default_limit, H_PAGE_MAX, &limit, &after))
+		return;
 	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK)
-		st = q->fetch_rows(ctx, c, q->arg, after, limit, &rows);
+		st = q->fetch(ctx, c, q->arg, after, limit, &rows);
 	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
@@ -158,56 +160,6 @@ static void h_list_rows(struct h_ctx *ctx, const struct h_list_query *q, int lim
 	h_reply(ctx, 200, json_pack("{s:o, s:o}", "items", items, "next_cursor",
 				    h_next_cursor((int)rows.n, limit, last)));
 	db_rows_free(&rows);
-}
-
-void h_list(struct h_ctx *ctx, const struct h_list_query *q)
-{
-	int limit;
-	int64_t after, last = 0;
-	PGresult *res = NULL;
-	struct db_conn *c = NULL;
-	if (!h_page(ctx, q->default_limit, H_PAGE_MAX, &limit, &after))
-		return;
-	if (q->fetch_rows) {
-		h_list_rows(ctx, q, limit, after);
-		return;
-	}
-	enum rg_status st = h_db_acquire(ctx, &c);
-	if (st == RG_OK)
-		st = q->fetch(ctx, c, q->arg, after, limit, &res);
-	h_db_release(ctx, c);
-	if (st != RG_OK) {
-		h_db_failed(ctx, st);
-		return;
-	}
-	json_t *items = json_array();
-	int rows = PQntuples(res);
-	for (int i = 0; i < rows && i < limit; i++)
-		json_array_append_new(items, q->row(res, i, q->arg, &last));
-	PQclear(res);
-	h_reply(ctx, 200,
-		json_pack("{s:o, s:o}", "items", items, "next_cursor", h_next_cursor(rows, limit, last)));
-}
-
-PGresult *h_fetch_by_id(struct h_ctx *ctx, h_by_id_fn fetch, const char *id,
-			const char *missing)
-{
-	PGresult *res = NULL;
-	struct db_conn *c = NULL;
-	enum rg_status st = h_db_acquire(ctx, &c);
-	if (st == RG_OK)
-		st = fetch(c, ctx->tenant_id, id, &res, &ctx->dberr);
-	h_db_release(ctx, c);
-	if (st != RG_OK) {
-		h_db_failed(ctx, st);
-		return NULL;
-	}
-	if (PQntuples(res) == 0) {
-		PQclear(res);
-		h_problem(ctx, PROBLEM_NOT_FOUND, missing, NULL);
-		return NULL;
-	}
-	return res;
 }
 
 const void *h_fetch_row(struct h_ctx *ctx, h_row_by_id_fn fetch, const char *id,
@@ -293,13 +245,6 @@ void h_stale_of(struct h_ctx *ctx, const int64_t *current, bool if_match_first)
 	h_stale(ctx, current ? *current : 0, if_match_first);
 	if (current == NULL)
 		ctx->current_revision = PROBLEM_NULL_REVISION;
-}
-
-void h_stale_row(struct h_ctx *ctx, const PGresult *res, int col, bool if_match_first)
-{
-	bool found = PQntuples(res) > 0;
-	int64_t current = found ? db_int(res, 0, col) : 0;
-	h_stale_of(ctx, found ? &current : NULL, if_match_first);
 }
 
 struct db_actor h_actor(const struct h_ctx *ctx)

@@ -42,27 +42,16 @@ bool h_page(struct h_ctx *ctx, int def, int max, int *limit, int64_t *after) RG_
 /* The next_cursor for a page that fetched limit+1 rows; json null when there is no next. */
 json_t *h_next_cursor(int rows, int limit, int64_t last_seq);
 /* One page of a list endpoint: ?limit/?after are read, `fetch` runs db/'s list query
- * (at most limit+1 rows, cursor > after, in cursor order) and `row` renders row i and
- * gives its cursor value. Answers {items, next_cursor} or the failure. */
+ * (typed rows: at most limit+1, cursor > after, in cursor order) and `render` renders one
+ * row and gives its cursor value. Answers {items, next_cursor} or the failure. */
 struct h_list_query {
 	int default_limit;
 	const void *arg; /* handed to fetch: the endpoint's filters */
 	enum rg_status (*fetch)(struct h_ctx *ctx, struct db_conn *c, const void *arg,
-				int64_t after, int limit, PGresult **res);
-	json_t *(*row)(const PGresult *res, int i, const void *arg, int64_t *cursor);
-	/* Typed rows (db/row.h): when set, these are used instead of fetch and row. */
-	enum rg_status (*fetch_rows)(struct h_ctx *ctx, struct db_conn *c, const void *arg,
-				     int64_t after, int limit, struct db_rows *rows);
+				int64_t after, int limit, struct db_rows *rows);
 	json_t *(*render)(const void *row, const void *arg, int64_t *cursor);
 };
 void h_list(struct h_ctx *ctx, const struct h_list_query *q);
-/* A db/ read of one resource by id (0 or 1 row). */
-typedef enum rg_status (*h_by_id_fn)(struct db_conn *c, const char *tenant, const char *id,
-				     PGresult **res, struct db_error *err);
-/* Reads one resource of the caller's tenant: the result (new, one row), or NULL after
- * answering 503 or 404 with `missing` as the detail. */
-PGresult *h_fetch_by_id(struct h_ctx *ctx, h_by_id_fn fetch, const char *id,
-			const char *missing);
 /* A typed db/ read of one resource by id (0 or 1 row). */
 typedef enum rg_status (*h_row_by_id_fn)(struct db_conn *c, const char *tenant, const char *id,
 					 struct db_rows *out, struct db_error *err);
@@ -90,9 +79,6 @@ void h_stale(struct h_ctx *ctx, int64_t current, bool if_match_first);
 /* h_stale from a typed read of the current revision (borrowed): NULL (no row, a
  * never-written resource) answers current_revision null. */
 void h_stale_of(struct h_ctx *ctx, const int64_t *current, bool if_match_first);
-/* h_stale from a 0-or-1-row read whose column `col` is the current revision; no row (a
- * never-written resource) answers current_revision null. */
-void h_stale_row(struct h_ctx *ctx, const PGresult *res, int col, bool if_match_first);
 /* The audit actor of this request. */
 struct db_actor h_actor(const struct h_ctx *ctx);
 /* An RFC 3339 string for epoch ms (new json string). */

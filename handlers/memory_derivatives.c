@@ -66,7 +66,7 @@ void h_derivative_list(struct h_ctx *ctx)
 	if (!h_mem_query_enum(ctx, "state", h_mem_states, &a.filter.state))
 		return;
 	const struct h_list_query q = {.default_limit = H_PAGE_DEFAULT, .arg = &a,
-				       .fetch_rows = h_mem_fetch_records, .render = derivative_row};
+				       .fetch = h_mem_fetch_records, .render = derivative_row};
 	h_list(ctx, &q);
 }
 

@@ -48,7 +48,7 @@ struct h_mem_list_args {
 	bool labels;
 };
 
-/* h_list_query's fetch_rows over db_mem_list (struct db_mem_record rows); arg is a struct
+/* h_list_query's fetch over db_mem_list (struct db_mem_record rows); arg is a struct
  * h_mem_list_args. */
 enum rg_status h_mem_fetch_records(struct h_ctx *ctx, struct db_conn *c, const void *arg,
 				   int64_t after, int limit, struct db_rows *rows) RG_MUSTCHECK;

@@ -191,7 +191,7 @@ void h_source_list(struct h_ctx *ctx)
 	}
 	a.labels = include != NULL;
 	const struct h_list_query q = {.default_limit = H_PAGE_DEFAULT, .arg = &a,
-				       .fetch_rows = h_mem_fetch_records, .render = source_row};
+				       .fetch = h_mem_fetch_records, .render = source_row};
 	h_list(ctx, &q);
 }
 

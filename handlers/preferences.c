@@ -331,7 +331,7 @@ static json_t *history_row(const void *row, const void *arg, int64_t *cursor)
 void h_pref_history(struct h_ctx *ctx)
 {
 	const struct h_list_query q = {.default_limit = PREF_HISTORY_DEFAULT,
-				       .fetch_rows = fetch_history,
+				       .fetch = fetch_history,
 				       .render = history_row};
 	h_list(ctx, &q);
 }

@@ -139,7 +139,7 @@ static json_t *provider_item(const void *row, const void *arg, int64_t *cursor)
 void h_provider_list(struct h_ctx *ctx)
 {
 	const struct h_list_query q = {.default_limit = H_PAGE_DEFAULT,
-				       .fetch_rows = fetch_providers,
+				       .fetch = fetch_providers,
 				       .render = provider_item};
 	h_list(ctx, &q);
 }

@@ -96,7 +96,7 @@ static json_t *token_row(const void *row, const void *arg, int64_t *cursor)
 void h_token_list(struct h_ctx *ctx)
 {
 	const struct h_list_query q = {.default_limit = H_PAGE_DEFAULT,
-				       .fetch_rows = fetch_tokens,
+				       .fetch = fetch_tokens,
 				       .render = token_row};
 	h_list(ctx, &q);
 }
