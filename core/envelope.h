@@ -1,6 +1,6 @@
 /* Verdicts for project-telos.context-envelope/v1 envelopes and context relevance events
- * (API.md §9, seed context-envelope-v1.json), without I/O. Every check is its own function;
- * docs/envelope-contract.md lists them with their codes. */
+ * (openapi/openapi.yaml "Context envelopes", seed context-envelope-v1.json), without I/O. Every
+ * check is its own function; docs/envelope-contract.md lists them with their codes. */
 #ifndef RG_CORE_ENVELOPE_H
 #define RG_CORE_ENVELOPE_H
 

@@ -1,5 +1,5 @@
 /* Validation is data: a body's fields are described once and checked by one helper that
- * produces the 422 errors[] of API.md §0. */
+ * produces the 422 errors[] of openapi/openapi.yaml "Problem". */
 #ifndef RG_CORE_FIELDS_H
 #define RG_CORE_FIELDS_H
 

@@ -36,7 +36,8 @@ enum rg_scope {
 
 /* The scope bit for a name, or RG_SCOPE_NONE when unknown. */
 unsigned core_scope_from_name(const char *name);
-/* The name of scope i (0 ≤ i < RG_SCOPE_COUNT), in API.md order. */
+/* The name of scope i (0 ≤ i < RG_SCOPE_COUNT), in the order of openapi/openapi.yaml "Scope".
+ * */
 const char *core_scope_name(unsigned i);
 /* Which item of a scope list was refused: csv[offset .. offset+len) (len 0: an empty item),
  * and whether it is known but repeated. */

@@ -1,4 +1,4 @@
-/* Strict JSON input: what API.md §0 calls an unparseable body. */
+/* Strict JSON input: what openapi/openapi.yaml "Order of checks" calls an unparseable body. */
 #ifndef RG_CORE_JSONX_H
 #define RG_CORE_JSONX_H
 

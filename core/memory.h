@@ -1,5 +1,5 @@
-/* Memory governance rules without I/O (API.md §4): identities, eligibility reasons and
- * their explain order, context assembly under a token budget. */
+/* Memory governance rules without I/O (openapi/openapi.yaml "Memory governance"): identities,
+ * eligibility reasons and their explain order, context assembly under a token budget. */
 #ifndef RG_CORE_MEMORY_H
 #define RG_CORE_MEMORY_H
 

@@ -1,6 +1,7 @@
-/* Explicit agent preference journals (API.md §5): the rules, without I/O. A journal is the
- * complete current view of one tenant + goal + agent; every operation moves its revision by
- * one. Strings in these structs are borrowed from whoever loaded or parsed them. */
+/* Explicit agent preference journals (openapi/openapi.yaml "Preferences"): the rules, without
+ * I/O. A journal is the complete current view of one tenant + goal + agent; every operation
+ * moves its revision by one. Strings in these structs are borrowed from whoever loaded or
+ * parsed them. */
 #ifndef RG_CORE_PREFS_H
 #define RG_CORE_PREFS_H
 

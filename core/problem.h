@@ -1,4 +1,4 @@
-/* RFC 9457 problem documents (API.md §0). */
+/* RFC 9457 problem documents (openapi/openapi.yaml "Problem"). */
 #ifndef RG_CORE_PROBLEM_H
 #define RG_CORE_PROBLEM_H
 
@@ -94,8 +94,9 @@ enum rg_problem core_problem_from_code(const char *code);
 #define PROBLEM_NULL_REVISION (-2LL) /* "current_revision": null (a never-written resource) */
 
 /* errors[] holds at most this many entries, in body order; past it the problem says
- * "errors_truncated": true (API.md §0), so an answer is never much larger than its request.
- * core_fields_error keeps one more than this, so that the problem knows it was cut. */
+ * "errors_truncated": true (openapi/openapi.yaml "Problem"), so an answer is never much larger
+ * than its request. core_fields_error keeps one more than this, so that the problem knows it
+ * was cut. */
 #define RG_MAX_ERRORS 20
 
 /* Builds {type, title, status, detail, code, request_id[, errors[, errors_truncated]]

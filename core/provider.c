@@ -1,5 +1,6 @@
-/* The provider registry (permissions, URLs, resolution) and the doctor answer (API.md §6).
- * The contracts of the two protocols: core/provider_dc.c and core/provider_sp.c. */
+/* The provider registry (permissions, URLs, resolution) and the doctor answer
+ * (openapi/openapi.yaml "Providers"). The contracts of the two protocols: core/provider_dc.c
+ * and core/provider_sp.c. */
 #include "core/provider.h"
 
 #include <string.h>

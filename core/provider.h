@@ -1,9 +1,10 @@
-/* The provider contracts of API.md §6–8 as pure functions: permissions and URLs of the
- * registry, provider resolution, the decision-context request and response
- * (decision_context_advisory_*_v0), the doctor answer, the semantic-preference response,
- * its corpus inventory and maintenance guidance, and the digests of stateless receipts.
- * Nothing here does I/O; every rule has its unit test (tests/unit/test_provider_*.c).
- * Decisions beside API.md: docs/providers-contract.md. */
+/* The provider contracts of openapi/openapi.yaml "Providers", "Decision context",
+ * "Semantic preferences" as pure functions: permissions and URLs of the registry, provider
+ * resolution, the decision-context request and response (decision_context_advisory_*_v0), the
+ * doctor answer, the semantic-preference response, its corpus inventory and maintenance
+ * guidance, and the digests of stateless receipts. Nothing here does I/O; every rule has its
+ * unit test (tests/unit/test_provider_*.c). Decisions beside openapi/openapi.yaml:
+ * docs/providers-contract.md. */
 #ifndef RG_CORE_PROVIDER_H
 #define RG_CORE_PROVIDER_H
 
@@ -91,7 +92,7 @@ enum core_doctor {
  * ok and protocol are ignored; ok must be JSON true (not 1, not "true"). */
 enum core_doctor core_doctor_check(const json_t *answer, const char *protocol);
 
-/* ---- decision context (§7) ------------------------------------------------------- */
+/* ---- decision context (openapi/openapi.yaml "Decision context") ------------------ */
 
 /* query_summary must be public-safe: false when any whitespace-separated word (leading
  * quotes and brackets "'`([{< and trailing quotes, brackets and punctuation "'`>}]).,;:!?
@@ -149,7 +150,7 @@ enum core_dc_verdict {
 enum core_dc_verdict core_dc_validate_response(const json_t *resp, int max_results,
 					       const char **reason_code, const char **why);
 
-/* ---- semantic preferences (§8) --------------------------------------------------- */
+/* ---- semantic preferences (openapi/openapi.yaml "Semantic preferences") ---------- */
 
 /* A surface id: ^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)+$ (at most 128 bytes). */
 bool core_sp_surface_valid(const char *s);

@@ -1,5 +1,5 @@
-/* The decision-context contract (API.md §7): summaries safe to show, scope normalisation,
- * provider_ref, the request and the validation of the response. */
+/* The decision-context contract (openapi/openapi.yaml "Decision context"): summaries safe to
+ * show, scope normalisation, provider_ref, the request and the validation of the response. */
 #include "core/provider.h"
 
 #include <stdint.h>

@@ -65,8 +65,8 @@ const char *pv_shape_problem(const json_t *o, const char *const *names, size_t n
 			     const struct pv_shape_whys *whys);
 
 /* Inserts s[0..len) into the bytewise-sorted array of strings `arr` unless already there
- * (a new string; arr borrowed). Arrays here hold at most a few dozen strings (API.md §8
- * bounds): a linear scan is enough. */
+ * (a new string; arr borrowed). Arrays here hold at most a few dozen strings
+ * (openapi/openapi.yaml "Semantic preferences" bounds): a linear scan is enough. */
 void pv_insert_sorted_unique(json_t *arr, const char *s, size_t len);
 
 #endif

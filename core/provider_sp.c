@@ -1,6 +1,6 @@
-/* The semantic-preference contract (API.md §8): surfaces and context keys, the request, the
- * validation of the response and its corpus inventory, maintenance guidance and the digests
- * of stateless receipts. */
+/* The semantic-preference contract (openapi/openapi.yaml "Semantic preferences"): surfaces and
+ * context keys, the request, the validation of the response and its corpus inventory,
+ * maintenance guidance and the digests of stateless receipts. */
 #include "core/provider.h"
 
 #include <stdint.h>

@@ -1,8 +1,8 @@
-/* Idempotency-Key (API.md §0): the kept answers of keyed writes, per tenant and token, 24 h.
- * A keyed write runs in one transaction that db_idem_open begins (taking the key's lock, so
- * that the same key in flight elsewhere is seen) and db_idem_keep ends with the answer
- * stored beside the write; so a kept key always means a committed write, and a committed
- * keyed write always has its answer. */
+/* Idempotency-Key (openapi/openapi.yaml "IdempotencyKey"): the kept answers of keyed writes,
+ * per tenant and token, 24 h. A keyed write runs in one transaction that db_idem_open begins
+ * (taking the key's lock, so that the same key in flight elsewhere is seen) and db_idem_keep
+ * ends with the answer stored beside the write; so a kept key always means a committed write,
+ * and a committed keyed write always has its answer. */
 #ifndef RG_DB_IDEMPOTENCY_H
 #define RG_DB_IDEMPOTENCY_H
 

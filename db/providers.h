@@ -1,5 +1,6 @@
 /* Registered providers, stored decision-context receipts and the semantic-preference hook
- * config (API.md §6–8). Every mutation is one audited statement (db_exec_audited). */
+ * config (openapi/openapi.yaml "Providers", "Decision context", "Semantic preferences"). Every
+ * mutation is one audited statement (db_exec_audited). */
 #ifndef RG_DB_PROVIDERS_H
 #define RG_DB_PROVIDERS_H
 

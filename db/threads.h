@@ -1,4 +1,4 @@
-/* Thread memory mode (API.md §3). */
+/* Thread memory mode (openapi/openapi.yaml "Threads"). */
 #ifndef RG_DB_THREADS_H
 #define RG_DB_THREADS_H
 

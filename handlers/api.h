@@ -120,7 +120,7 @@ struct h_route {
 	bool secret_answer;
 };
 
-/* GET /v1/events: where a stream starts and what it sends (API.md §10). */
+/* GET /v1/events: where a stream starts and what it sends (docs/events.md). */
 struct h_events_request {
 	const char *resource_type; /* NULL = any (borrowed for the call) */
 	const char *resource_id;   /* NULL = any */

@@ -1,6 +1,7 @@
-/* Decision-context advisory retrieval (API.md §7): one call to a registered provider,
- * validated against the contract, answered as a stored receipt that keeps no query, scope
- * or content. Every failure fails open (200, status "unavailable", a reason code). */
+/* Decision-context advisory retrieval (openapi/openapi.yaml "Decision context"): one call to a
+ * registered provider, validated against the contract, answered as a stored receipt that keeps
+ * no query, scope or content. Every failure fails open (200, status "unavailable", a reason
+ * code). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

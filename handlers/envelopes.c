@@ -1,5 +1,6 @@
-/* Context envelopes and relevance (API.md §9): workspace snapshots, envelope verdicts,
- * re-verification, relevance checks. The checks are core/envelope.c. */
+/* Context envelopes and relevance (openapi/openapi.yaml "Context envelopes"): workspace
+ * snapshots, envelope verdicts, re-verification, relevance checks. The checks are
+ * core/envelope.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -403,7 +404,8 @@ void h_envelope_verify(struct h_ctx *ctx)
 		h_fetch_row(ctx, db_envelope_get, id, "No such envelope.", &rows);
 	if (e == NULL)
 		return;
-	/* verify moves the envelope's revision: If-Match, when sent, must name it (API.md §0). */
+	/* verify moves the envelope's revision: If-Match, when sent, must name it
+	 * (openapi/openapi.yaml "Revisions and If-Match"). */
 	if (!h_if_match(ctx, e->revision)) {
 		db_rows_free(&rows);
 		return;

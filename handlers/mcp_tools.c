@@ -23,7 +23,8 @@ static const struct field_spec audit_verify_query[] = {
 	{.name = NULL},
 };
 
-/* Output schemas: the /v1 answer bodies (API.md), the members every answer has. */
+/* Output schemas: the /v1 answer bodies (openapi/openapi.yaml), the members every answer has.
+ * */
 #define S_STR "{\"type\":\"string\"}"
 #define S_INT "{\"type\":\"integer\"}"
 #define S_BOOL "{\"type\":\"boolean\"}"
@@ -110,8 +111,9 @@ static const char audit_out[] =
 	"\"properties\":{\"ok\":" S_BOOL ",\"checked\":" S_INT ",\"first_bad_seq\":" S_INT_OR_NULL
 	",\"next_cursor\":" S_STR_OR_NULL "}}";
 
-/* A refusal's structuredContent: the problem /v1 answers (API.md §0). A tool's output schema
- * admits it beside the answer: clients validate structuredContent whether isError or not. */
+/* A refusal's structuredContent: the problem /v1 answers (openapi/openapi.yaml "Problem"). A
+ * tool's output schema admits it beside the answer: clients validate structuredContent whether
+ * isError or not. */
 static const char problem_out[] =
 	"{\"type\":\"object\",\"required\":[\"type\",\"title\",\"status\",\"detail\",\"code\","
 	"\"request_id\"],\"properties\":{\"type\":" S_STR ",\"title\":" S_STR ",\"status\":" S_INT

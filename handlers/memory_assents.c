@@ -1,4 +1,5 @@
-/* Assents (API.md §3): the owner's grant that admits a foreign source, read and revoked. */
+/* Assents (openapi/openapi.yaml "Assents"): the owner's grant that admits a foreign source,
+ * read and revoked. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>

@@ -1,4 +1,5 @@
-/* Memory derivatives (API.md §3): create from eligible upstream records, list, get. */
+/* Memory derivatives (openapi/openapi.yaml "Derivatives"): create from eligible upstream
+ * records, list, get. */
 #include <stdio.h>
 #include <string.h>
 

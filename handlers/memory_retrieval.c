@@ -1,5 +1,5 @@
-/* Memory retrieval (API.md §4): search, its explanation, context assembly and the load
- * receipts it stores. */
+/* Memory retrieval (openapi/openapi.yaml "Retrieval"): search, its explanation, context
+ * assembly and the load receipts it stores. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

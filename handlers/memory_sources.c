@@ -1,5 +1,5 @@
-/* Memory sources (API.md §3): create (with foreign admission), list, get, content,
- * classification, revocation and its readback. */
+/* Memory sources (openapi/openapi.yaml "Memory sources"): create (with foreign admission),
+ * list, get, content, classification, revocation and its readback. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* Operations (API.md §1): no authentication. */
+/* Operations (openapi/openapi.yaml "Operations"): no authentication. */
 #include <stdatomic.h>
 
 #include "db/embedded.h"

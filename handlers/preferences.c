@@ -1,6 +1,6 @@
-/* Explicit agent preferences (API.md §5): read the whole journal, remember/correct, retire,
- * preview, replay, history. The rules are core/prefs.c; this file is the story of each
- * endpoint. */
+/* Explicit agent preferences (openapi/openapi.yaml "Preferences"): read the whole journal,
+ * remember/correct, retire, preview, replay, history. The rules are core/prefs.c; this file is
+ * the story of each endpoint. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>

@@ -1,5 +1,5 @@
-/* Registered providers (API.md §6): register, list, read, PATCH with revisions, delete,
- * and the doctor check bound to the provider's current revision. */
+/* Registered providers (openapi/openapi.yaml "Providers"): register, list, read, PATCH with
+ * revisions, delete, and the doctor check bound to the provider's current revision. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

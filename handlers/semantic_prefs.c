@@ -1,6 +1,6 @@
-/* Semantic preference recall (API.md §8): the per-tenant hook config (revisioned), recall
- * through the registered provider with fail_open / fail_closed, and the stateless
- * application and maintenance receipts. */
+/* Semantic preference recall (openapi/openapi.yaml "Semantic preferences"): the per-tenant hook
+ * config (revisioned), recall through the registered provider with fail_open / fail_closed, and
+ * the stateless application and maintenance receipts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* Thread memory mode (API.md §3): the first revisioned resource. */
+/* Thread memory mode (openapi/openapi.yaml "Threads"): the first revisioned resource. */
 #include <string.h>
 
 #include "core/ids.h"

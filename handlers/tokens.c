@@ -1,4 +1,4 @@
-/* Tokens (API.md §2): create, list without secrets, delete. */
+/* Tokens (openapi/openapi.yaml "Tokens"): create, list without secrets, delete. */
 #include <stdio.h>
 #include <string.h>
 

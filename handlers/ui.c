@@ -1,6 +1,6 @@
-/* The dashboard (API.md §12): the files of ui/, compiled into the binary, answered on the I/O
- * thread with no authentication (the page holds no data: its API calls carry the token the
- * user pastes). See docs/dashboard.md for the headers and why. */
+/* The dashboard (docs/dashboard.md): the files of ui/, compiled into the binary, answered on
+ * the I/O thread with no authentication (the page holds no data: its API calls carry the token
+ * the user pastes). See docs/dashboard.md for the headers and why. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

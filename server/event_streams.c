@@ -183,7 +183,7 @@ bool events_open(struct h_ctx *ctx, const struct h_events_request *req)
 			return false;
 		}
 	} while (!atomic_compare_exchange_weak(&events_hub.open, &open, open + 1));
-	/* One tenant may not take every slot of the instance (API.md §10). */
+	/* One tenant may not take every slot of the instance (docs/events.md). */
 	if (!quota_take(events_hub.per_tenant, ctx->tenant_id)) {
 		atomic_fetch_sub(&events_hub.open, 1);
 		h_problem(ctx, PROBLEM_TOO_MANY_STREAMS,

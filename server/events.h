@@ -1,4 +1,4 @@
-/* The event hub (API.md §10, §11): one thread and one database connection per instance feed
+/* The event hub (docs/events.md): one thread and one database connection per instance feed
  * every open GET /v1/events stream, and hear token deletions from every instance.
  *
  * A stream is a chunked response whose content reader suspends its connection when it has

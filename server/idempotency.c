@@ -1,10 +1,10 @@
-/* Idempotency-Key (API.md §0), a step of the gate: a POST, PUT or DELETE that carries a key
- * runs in one transaction with its kept answer (db/idempotency.h). The first request with a
- * key runs and, when it succeeds (2xx), its answer is stored with the write and both commit;
- * the same request again gets that answer (Idempotent-Replayed: true) and changes nothing;
- * another request with the key is 409 operation_conflict, and so is one that comes while the
- * first is still running (with Retry-After: 1). A refused request wrote nothing and keeps
- * nothing: sent again, it runs again. Keys belong to the token and live 24 h.
+/* Idempotency-Key (openapi/openapi.yaml "IdempotencyKey"), a step of the gate: a POST, PUT or
+ * DELETE that carries a key runs in one transaction with its kept answer (db/idempotency.h).
+ * The first request with a key runs and, when it succeeds (2xx), its answer is stored with the
+ * write and both commit; the same request again gets that answer (Idempotent-Replayed: true)
+ * and changes nothing; another request with the key is 409 operation_conflict, and so is one
+ * that comes while the first is still running (with Retry-After: 1). A refused request wrote
+ * nothing and keeps nothing: sent again, it runs again. Keys belong to the token and live 24 h.
  * A route that runs inline (it writes nothing) and one without a token ignore the key. Two
  * kinds refuse it (422 naming Idempotency-Key), so that a client or the gateway never takes
  * a write for keyed that is not: one that waits on a provider (decision-context retrieve,
@@ -28,7 +28,7 @@ static bool is_write(const char *method)
 	       strcmp(method, "PATCH") == 0 || strcmp(method, "DELETE") == 0;
 }
 
-/* 1..128 visible ASCII characters (%x21-7E), as API.md §0 says. */
+/* 1..128 visible ASCII characters (%x21-7E), as openapi/openapi.yaml "IdempotencyKey" says. */
 static bool key_valid(const char *k)
 {
 	size_t n = 0;

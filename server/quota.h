@@ -1,5 +1,5 @@
 /* Per-key quotas: at most `limit` units held at once by one key (a tenant), exactly, so that
- * one tenant cannot take every slot of a shared pool (the event streams, API.md §10). The
+ * one tenant cannot take every slot of a shared pool (the event streams, docs/events.md). The
  * keys with units held are kept in a list under one mutex: a pool whose slots are taken
  * rarely (a stream's admission) pays a short scan, and memory follows the keys in use. */
 #ifndef RG_SERVER_QUOTA_H

@@ -1,5 +1,6 @@
-/* Per-token rate limits (API.md §0): a token bucket of `rate` requests per second holding at
- * most `burst`, kept per bearer token id. Over it → 429 rate_limited with Retry-After.
+/* Per-token rate limits (openapi/openapi.yaml "Order of checks"): a token bucket of `rate`
+ * requests per second holding at most `burst`, kept per bearer token id. Over it → 429
+ * rate_limited with Retry-After.
  *
  * The table is fixed at init: RATELIMIT_SETS sets of RATELIMIT_WAYS buckets, one mutex per
  * set, so memory is bounded (RATELIMIT_SETS * RATELIMIT_WAYS * 64 bytes, 256 KiB) and a

@@ -1,6 +1,6 @@
-"""Streams under load on one instance (API.md §10): 1,000 concurrent idle streams hold no thread
-and no database connection and each gets the next commit; a reader that never reads is closed
-once its unsent backlog passes 1 MiB, while writers and the other streams go on."""
+"""Streams under load on one instance (docs/events.md): 1,000 concurrent idle streams hold no
+thread and no database connection and each gets the next commit; a reader that never reads is
+closed once its unsent backlog passes 1 MiB, while writers and the other streams go on."""
 import argparse
 import json
 import resource

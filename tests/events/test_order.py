@@ -1,4 +1,4 @@
-"""Two instances on one database (API.md §10, §11): every commit reaches a stream on the other
+"""Two instances on one database (docs/events.md): every commit reaches a stream on the other
 instance, and a consumer that drops its stream at random points and resumes with
 Last-Event-ID, alternating between the instances, sees every record written concurrently
 through both exactly once and in seq order, although transactions commit out of seq order."""
@@ -44,7 +44,7 @@ def test_cross_instance_latency(a, b, tok):
         t2 = time.monotonic()
         check(ev is not None and ev[2]["resource_id"] == t, "the commit on A reached B")
         lat.append((t2 - t1) * 1000)
-        check(t2 - t0 < 1.0, f"event {i} took {(t2 - t0):.3f} s (API.md §10: within 1 s)")
+        check(t2 - t0 < 1.0, f"event {i} took {(t2 - t0):.3f} s (docs/events.md: within 1 s)")
         time.sleep(0.02)
     s.close()
     lat.sort()
@@ -116,7 +116,7 @@ def test_held_back_by_writers_only(a, b, binary):
     took = time.monotonic() - t0
     check(ev is not None and ev[2]["resource_id"] == t1, "the record after the held seq")
     check(took < 1.0, f"released {took:.3f} s after the writer ended, with foreign "
-                      "transactions open (API.md §10: within 1 s)")
+                      "transactions open (docs/events.md: within 1 s)")
     t2 = unique("held")
     t0 = time.monotonic()
     check(put_mode(a, tok, t2, 0, "disabled")[0] == 200, "put on A")

@@ -1,6 +1,7 @@
-"""Revocation everywhere (API.md §2, §11): a token deleted through one instance is refused by
-the other within 100 ms; while an instance's listener is down it caches no token, and it
-reconnects by itself. Runs on a database of its own (the test closes it to new connections)."""
+"""Revocation everywhere (openapi/openapi.yaml 'Tokens'; docs/events.md 'Revocation
+everywhere'): a token deleted through one instance is refused by the other within 100 ms; while
+an instance's listener is down it caches no token, and it reconnects by itself. Runs on a
+database of its own (the test closes it to new connections)."""
 import argparse
 import tempfile
 import time

@@ -1,5 +1,5 @@
 """GET /v1/events on one instance: the stream's shape, filters, positions, refusals, tenant
-isolation, the stream limit, token deletion and the drain (API.md §10)."""
+isolation, the stream limit, token deletion and the drain (docs/events.md)."""
 import argparse
 import tempfile
 import time

@@ -21,8 +21,9 @@ class Writers:
     pace_s: a pause between requests, so that the suite's other tests (ctest -j2) keep a core.
     keyed: the kinds ("mode", "source") whose every write carries an Idempotency-Key of its own, and a write that was not
       answered 2xx is sent again with the same key (after its Retry-After) until it is, as a
-      client that must not lose or repeat a write does (API.md section 0). stop() lets a write
-      being retried finish (up to FINISH_S); unfinished counts those that still had no 2xx.
+      client that must not lose or repeat a write does (openapi/openapi.yaml "IdempotencyKey").
+      stop() lets a write being retried finish (up to FINISH_S); unfinished counts those that
+      still had no 2xx.
     """
 
     def __init__(self, url, token, kinds, pace_s=0.0, timeout=30.0, keyed=()):

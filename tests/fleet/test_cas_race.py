@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Compare-and-swap and operation-id races across two instances (API.md sections 0, 5, 11).
+"""Compare-and-swap and operation-id races across two instances (openapi/openapi.yaml
+'Conventions', 'Preferences'; docs/fleet.md).
 
 Two clients, one per instance (directly, not through nginx, so that each round really spans
 both processes), are released together by a barrier every round:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Event streams through the gateway across a rolling restart (API.md sections 10 and 11).
+"""Event streams through the gateway across a rolling restart (docs/events.md).
 
 Two consumers read GET /v1/events through nginx while four writers change memory modes
 through nginx and both instances are restarted one after the other (SIGTERM, exit 0, start).

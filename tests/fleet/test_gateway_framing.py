@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Every refusal of the hostile corpus through the gateway is problem+json (API.md section 0:
+"""Every refusal of the hostile corpus through the gateway is problem+json (openapi/openapi.yaml
+'HTTP framing and the edge':
 "every answer the service gives is problem+json, including framing errors").
 
 Sent to an instance directly, some framing errors never reach the service: libmicrohttpd

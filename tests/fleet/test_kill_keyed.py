@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""kill -9 of an instance under keyed writes through the gateway (API.md section 0,
-Idempotency-Key; issue: a committed write must never be reported as a failure).
+"""kill -9 of an instance under keyed writes through the gateway (openapi/openapi.yaml
+'IdempotencyKey', Idempotency-Key; issue: a committed write must never be reported as a
+failure).
 
 Eight writers (six compare-and-swap PUTs of memory mode, two POSTs of sources), every write
 with an Idempotency-Key of its own, sent again with that key until it is answered 2xx. Instance

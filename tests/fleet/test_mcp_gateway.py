@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One MCP client, two instances behind the gateway (API.md section 13, issue 13).
+"""One MCP client, two instances behind the gateway (docs/mcp.md, issue 13).
 
 The official SDK client (tests/mcp/gateway_client.mjs, the pinned @modelcontextprotocol/sdk)
 connects to /mcp through nginx, lists the tools and makes twelve tool calls. The transport is

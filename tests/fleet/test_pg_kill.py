@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PostgreSQL kill -9 under write load (API.md section 11; DESIGN.md: "a lost database
+"""PostgreSQL kill -9 under write load (docs/fleet.md; DESIGN.md: "a lost database
 connection is detected, the request answers 503 database_unavailable, and the pool
 reconnects; the server itself never dies of it").
 

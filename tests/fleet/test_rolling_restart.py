@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Rolling restart under load through the gateway (API.md section 11).
+"""Rolling restart under load through the gateway (docs/fleet.md).
 
 Eight writers (six compare-and-swap PUTs of memory mode with an Idempotency-Key each, so that
 nginx may pass them on; two non-idempotent POSTs of sources without one) go through nginx while instance 1 gets SIGTERM, must exit 0, is started again and takes

@@ -2,8 +2,8 @@
  * it_decision_context_helpers): the server, the fake provider and tenant A with its tokens,
  * which decision_context_main's group setup starts and makes; tenant A's providers (one per
  * fake mode plus the resolution cases); the retrieve request and the receipt checks; and the
- * privacy checks of the audit log, /metrics and the server log (API.md §7;
- * docs/providers-contract.md "Decision-context retrieve").
+ * privacy checks of the audit log, /metrics and the server log (openapi/openapi.yaml
+ * "Decision context"; docs/providers-contract.md "Decision-context retrieve").
  *
  * The checks fail the running cmocka test (IT_CHECK): call them from a test's own thread.
  * Ownership: "new" results are the caller's (json_decref / free), "borrowed" ones are not. */

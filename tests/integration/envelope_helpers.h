@@ -3,7 +3,8 @@
  * the envelope, relevance and snapshot endpoints, JSON mutations, and the checks of a verdict
  * answer against the contract's tables. Each executable starts its own server (group_setup)
  * and creates tenant A in its first test (test_setup_tenant). The helpers fail the running
- * cmocka test on any unexpected answer. API.md §0, §9; docs/envelope-contract.md. */
+ * cmocka test on any unexpected answer. openapi/openapi.yaml "Conventions",
+ * "Context envelopes"; docs/envelope-contract.md. */
 #ifndef IT_ENVELOPE_HELPERS_H
 #define IT_ENVELOPE_HELPERS_H
 

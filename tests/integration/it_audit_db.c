@@ -1,6 +1,6 @@
 /*
- * it_audit_db — the audit table is append-only in the database itself (API.md §10,
- * DESIGN.md: a trigger refuses UPDATE and DELETE): with a direct libpq connection to
+ * it_audit_db — the audit table is append-only in the database itself (openapi/openapi.yaml
+ * "Audit", DESIGN.md: a trigger refuses UPDATE and DELETE): with a direct libpq connection to
  * DATABASE_URL, UPDATE and DELETE on audit_log fail with an error SQLSTATE and change no
  * row; afterwards the chain still verifies and new records are still appended.
  *

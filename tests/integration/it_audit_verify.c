@@ -1,10 +1,10 @@
 /*
- * it_audit_verify — GET /v1/audit/verify in pages (API.md §10): a tenant of 25,000 records
- * (tests/bench/audit_seed.sql: 2,500 thread chains of 10 records, interleaved so that every
- * chain crosses every page boundary) is walked with limit=10000; the limits at their edges;
- * bad, edited and foreign cursors are 422 naming `after`; another tenant is never checked;
- * a record whose predecessor was rewritten on the previous page is found exactly at the
- * page boundary; jsonb details the C canonicaliser must sort and escape like
+ * it_audit_verify — GET /v1/audit/verify in pages (openapi/openapi.yaml "Audit"): a tenant of
+ * 25,000 records (tests/bench/audit_seed.sql: 2,500 thread chains of 10 records, interleaved so
+ * that every chain crosses every page boundary) is walked with limit=10000; the limits at their
+ * edges; bad, edited and foreign cursors are 422 naming `after`; another tenant is never
+ * checked; a record whose predecessor was rewritten on the previous page is found exactly at
+ * the page boundary; jsonb details the C canonicaliser must sort and escape like
  * canonical_json(); a statement timeout answers 504 query_timeout, not 503.
  */
 #include <setjmp.h>

@@ -1,8 +1,9 @@
 /*
- * it_auth_access — who gets in (API.md §0 Auth; foundation-contract Tokens): 401 without / with
- * a malformed / with an unknown token, 403 without the scope (naming the scope that would do),
- * `admin` implies every scope, and no token secret reaches the server log. The token API
- * (create, list, delete, audit) is it_auth_tokens'. Helpers: auth_helpers.h.
+ * it_auth_access — who gets in (openapi/openapi.yaml "Order of checks"; foundation-contract
+ * Tokens): 401 without / with a malformed / with an unknown token, 403 without the scope
+ * (naming the scope that would do), `admin` implies every scope, and no token secret reaches
+ * the server log. The token API (create, list, delete, audit) is it_auth_tokens'. Helpers:
+ * auth_helpers.h.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,8 +1,8 @@
 /*
- * it_auth_tokens — the token API (API.md §2, §10 token audit; foundation-contract Tokens):
- * create, list without secrets, delete → 401 at once (on another instance within 1 s), 404 for
- * a second delete or another tenant's id, scope validation, list pagination, token audit
- * records without the secret. Who gets in with a token is it_auth_access'. Helpers:
+ * it_auth_tokens — the token API (openapi/openapi.yaml "Tokens", "Audit"; foundation-contract
+ * Tokens): create, list without secrets, delete → 401 at once (on another instance within 1 s),
+ * 404 for a second delete or another tenant's id, scope validation, list pagination, token
+ * audit records without the secret. Who gets in with a token is it_auth_access'. Helpers:
  * auth_helpers.h.
  */
 #include <setjmp.h>

@@ -1,7 +1,7 @@
 /*
- * it_deadlines — how long a connection may take to send a request's head (API.md §0,
- * RECALLGATE_HEADER_TIMEOUT; server/conns.h), over raw sockets, on a server with a 1 s header
- * timeout and a 2 s idle timeout:
+ * it_deadlines — how long a connection may take to send a request's head (openapi/openapi.yaml
+ * "HTTP framing and the edge", RECALLGATE_HEADER_TIMEOUT; server/conns.h), over raw sockets, on
+ * a server with a 1 s header timeout and a 2 s idle timeout:
  *   - a new connection's first head: within the deadline it is answered, trickled past it the
  *     connection is cut;
  *   - a later request on a kept-alive connection: its head trickled for longer than the header

@@ -1,8 +1,8 @@
 /*
  * it_decision_context_bounds — the decision-context requests refused and accepted at their
- * edges (API.md §0, §7; docs/providers-contract.md "Decision-context retrieve"): every
- * retrieve member at its bound (a 422 that repeats no private value), sync →
- * read_only_provider, and the scopes of both endpoints.
+ * edges (openapi/openapi.yaml "Conventions", "Decision context"; docs/providers-contract.md
+ * "Decision-context retrieve"): every retrieve member at its bound (a 422 that repeats no
+ * private value), sync → read_only_provider, and the scopes of both endpoints.
  *
  * The audit log, /metrics and the server log of this executable's server are checked for the
  * requests' private values after the last test (privacy_teardown), as

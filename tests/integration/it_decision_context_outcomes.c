@@ -1,7 +1,8 @@
 /*
  * it_decision_context_outcomes — what a decision-context retrieve answers, end to end
- * (API.md §0, §7; docs/providers-contract.md "Decision-context retrieve"; the seed
- * decision-context-advisory-provider-v0), against the fake provider (fake_provider.c):
+ * (openapi/openapi.yaml "Conventions", "Decision context"; docs/providers-contract.md
+ * "Decision-context retrieve"; the seed decision-context-advisory-provider-v0), against the
+ * fake provider (fake_provider.c):
  *
  *  - every fake mode → the receipt's status and reason_code (fail open: always 200), a
  *    refused connection → provider_unreachable, a slow provider with timeout_seconds 1

@@ -1,7 +1,7 @@
 /*
  * it_decision_context_requests — what a decision-context retrieve sends and keeps, end to end
- * (API.md §0, §7; docs/providers-contract.md "Decision-context retrieve"), against the fake
- * provider (fake_provider.c):
+ * (openapi/openapi.yaml "Conventions", "Decision context"; docs/providers-contract.md
+ * "Decision-context retrieve"), against the fake provider (fake_provider.c):
  *
  *  - the request the provider receives, member by member (scope_ref normalised,
  *    timeout_seconds = min(request, provider)), its Content-Type and the traceparent;

@@ -1,6 +1,6 @@
 /*
- * it_edge — the production edge (issue 10, API.md §0 "Shutting down", DESIGN.md
- * "Concurrency"): blocking work runs on lanes behind epoll I/O threads, so
+ * it_edge — the production edge (issue 10, openapi/openapi.yaml "HTTP framing and the edge",
+ * DESIGN.md "Concurrency"): blocking work runs on lanes behind epoll I/O threads, so
  *   - 300 provider calls hung at a provider hold no worker: /healthz and a database GET are
  *     answered while every one of them is still waiting;
  *   - readiness reports the database, not a busy pool;

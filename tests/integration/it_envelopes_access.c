@@ -1,6 +1,6 @@
 /*
- * it_envelopes_access — who sees what of an envelope (API.md §0, §9;
- * docs/envelope-contract.md; issue 6):
+ * it_envelopes_access — who sees what of an envelope (openapi/openapi.yaml "Conventions",
+ * "Context envelopes"; docs/envelope-contract.md; issue 6):
  *
  *  - the protocol: wrong methods (405), a text body (415);
  *  - tenant isolation of envelopes and workspaces;

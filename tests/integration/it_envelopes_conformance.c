@@ -1,6 +1,7 @@
 /*
- * it_envelopes_conformance — the seed's context envelope fixture end to end (API.md §0, §9;
- * docs/envelope-contract.md; the seed context-envelope-v1.json; issue 6):
+ * it_envelopes_conformance — the seed's context envelope fixture end to end
+ * (openapi/openapi.yaml "Conventions", "Context envelopes"; docs/envelope-contract.md; the seed
+ * context-envelope-v1.json; issue 6):
  *
  *  - the seed's conformance_fixture.happy_path against a matching workspace snapshot: 201
  *    MATCH, no failure codes, every check passes; GET reads the same verdict back;

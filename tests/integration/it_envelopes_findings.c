@@ -1,6 +1,6 @@
 /*
- * it_envelopes_findings — what the envelope checks find (API.md §9;
- * docs/envelope-contract.md; issue 6):
+ * it_envelopes_findings — what the envelope checks find (openapi/openapi.yaml
+ * "Context envelopes"; docs/envelope-contract.md; issue 6):
  *
  *  - combined failures: every code, in the order of the contract's table, the worst verdict,
  *    the envelope's own failure_code, each failing check's detail naming the offending ids;

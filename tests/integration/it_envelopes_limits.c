@@ -1,6 +1,6 @@
 /*
  * it_envelopes_limits — every limit of the snapshot and envelope requests at its edge
- * (API.md §9; docs/envelope-contract.md; issue 6):
+ * (openapi/openapi.yaml "Context envelopes"; docs/envelope-contract.md; issue 6):
  *
  *  - snapshots: the 10000-file snapshot built here (and 10001), path, hash and git_head
  *    bounds, types, unknown members, the path parameter;

@@ -1,6 +1,7 @@
 /*
  * it_envelopes_relevance — relevance checks (POST /v1/context/relevance-checks) end to end
- * (API.md §9; docs/envelope-contract.md; the seed context-envelope-v1.json; issue 6):
+ * (openapi/openapi.yaml "Context envelopes"; docs/envelope-contract.md; the seed
+ * context-envelope-v1.json; issue 6):
  *
  *  - the seed's context_relevance and load_only_variant, the relevance_event alias, counts
  *    at the top level, the raw payload members, each finding on its own;

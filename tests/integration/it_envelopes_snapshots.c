@@ -1,6 +1,6 @@
 /*
  * it_envelopes_snapshots — workspace snapshots and the envelopes verified against them
- * (API.md §9; docs/envelope-contract.md; issue 6):
+ * (openapi/openapi.yaml "Context envelopes"; docs/envelope-contract.md; issue 6):
  *
  *  - re-verification: MATCH → UNVERIFIABLE stale_context after the snapshot changes, and back;
  *    verify without a workspace, verify's strict body;
@@ -119,8 +119,9 @@ static void test_verify_flip(void **state)
 		 "verify without a workspace: %s", r.body);
 	it_resp_free(&r);
 
-	/* verify moves the revision, so If-Match, when sent, must name it (API.md §0): "1" is
-	 * stale (412, the revision stays 2), "2" passes (revision 3) */
+	/* verify moves the revision, so If-Match, when sent, must name it (openapi/openapi.yaml
+	 * "Revisions and If-Match"): "1" is stale (412, the revision stays 2), "2" passes
+	 * (revision 3) */
 	char path[128];
 	snprintf(path, sizeof path, "/v1/envelopes/%s/verify", id);
 	const char *stale[] = {"If-Match: \"1\"", NULL}, *current[] = {"If-Match: \"2\"", NULL};

@@ -1,6 +1,6 @@
 /*
- * it_framing — HTTP framing answers (API.md §0 "HTTP framing", issue 10 item 4), over raw
- * sockets because a client library would refuse to send most of these:
+ * it_framing — HTTP framing answers (openapi/openapi.yaml "HTTP framing and the edge", issue 10
+ * item 4), over raw sockets because a client library would refuse to send most of these:
  *   - Content-Length with Transfer-Encoding, two Content-Lengths, or a Transfer-Encoding other
  *     than exactly "chunked" → 400 invalid_request and the connection closed, at once;
  *   - a Content-Length that is not a number → one well-formed 400 invalid_request, one that

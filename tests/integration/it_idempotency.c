@@ -1,11 +1,12 @@
 /*
- * it_idempotency — Idempotency-Key on writes (API.md §0): the first keyed write runs and its
- * answer is kept with it; the same request again gets that answer (Idempotent-Replayed:
- * true) and changes nothing; another request with the key is 409 operation_conflict, and so
- * is one that comes while the first is in flight (with Retry-After: 1); a refused write keeps
- * nothing; keys are per token; the key's shape at its edge (128 bytes pass, 129 are 422);
- * POST, PATCH and DELETE replay too, and so does POST /mcp; a new token's POST and a
- * provider-waiting request refuse the key; a kept answer survives a kill -9 of the server.
+ * it_idempotency — Idempotency-Key on writes (openapi/openapi.yaml "IdempotencyKey"): the first
+ * keyed write runs and its answer is kept with it; the same request again gets that answer
+ * (Idempotent-Replayed: true) and changes nothing; another request with the key is 409
+ * operation_conflict, and so is one that comes while the first is in flight (with Retry-After:
+ * 1); a refused write keeps nothing; keys are per token; the key's shape at its edge (128 bytes
+ * pass, 129 are 422); POST, PATCH and DELETE replay too, and so does POST /mcp; a new token's
+ * POST and a provider-waiting request refuse the key; a kept answer survives a kill -9 of the
+ * server.
  */
 #include <setjmp.h>
 #include <signal.h>

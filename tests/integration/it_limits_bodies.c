@@ -1,10 +1,10 @@
 /*
- * it_limits_bodies — every limit on a request body at its edge (API.md §0; foundation-contract
- * HTTP): body size (exactly RECALLGATE_MAX_BODY passes, one byte more → 413, with
- * Content-Length and chunked, and a server configured smaller), the order of the checks, JSON
- * depth (32 parsed, 33 → 400), unparseable JSON → 400, non-object → 422, unknown fields /
- * wrong types → 422 naming the field, Content-Type → 415. The path, the query and the headers
- * are it_limits_routes'. Helpers: limits_helpers.h.
+ * it_limits_bodies — every limit on a request body at its edge (openapi/openapi.yaml "Limits";
+ * foundation-contract HTTP): body size (exactly RECALLGATE_MAX_BODY passes, one byte more →
+ * 413, with Content-Length and chunked, and a server configured smaller), the order of the
+ * checks, JSON depth (32 parsed, 33 → 400), unparseable JSON → 400, non-object → 422, unknown
+ * fields / wrong types → 422 naming the field, Content-Type → 415. The path, the query and the
+ * headers are it_limits_routes'. Helpers: limits_helpers.h.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -397,8 +397,8 @@ static char *unknown_fields_body(size_t n)
 }
 
 /* errors[] holds at most 20 entries in body order; the 21st makes errors_truncated true
- * (API.md §0), so 90,000 unknown fields in ~1 MB get an answer under 64 KiB, also for a token
- * without the route's scope (the body is checked first) */
+ * (openapi/openapi.yaml "Problem"), so 90,000 unknown fields in ~1 MB get an answer under 64
+ * KiB, also for a token without the route's scope (the body is checked first) */
 static void test_errors_capped(void **state)
 {
 	(void)state;

@@ -1,9 +1,9 @@
 /*
- * it_limits_routes — the limits of a request's path, query and headers (API.md §0;
- * foundation-contract HTTP): caller-chosen ids in the path, pagination limits and other query
- * parameters, 404 for an unknown route and 405 with Allow for a wrong method (both before
- * auth), X-Request-Id (echoed when valid, replaced when not), and a clean exit on SIGTERM.
- * Request bodies are it_limits_bodies'. Helpers: limits_helpers.h.
+ * it_limits_routes — the limits of a request's path, query and headers (openapi/openapi.yaml
+ * "HTTP framing and the edge"; foundation-contract HTTP): caller-chosen ids in the path,
+ * pagination limits and other query parameters, 404 for an unknown route and 405 with Allow for
+ * a wrong method (both before auth), X-Request-Id (echoed when valid, replaced when not), and a
+ * clean exit on SIGTERM. Request bodies are it_limits_bodies'. Helpers: limits_helpers.h.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -412,8 +412,8 @@ static void test_tools_by_scope(void **state)
 	it_resp_free(&r);
 }
 
-/* a tool call's errors[] is capped like /v1's: 20 entries, then errors_truncated (API.md §0);
- * in the structured problem and in its text copy alike */
+/* a tool call's errors[] is capped like /v1's: 20 entries, then errors_truncated
+ * (openapi/openapi.yaml "Problem"); in the structured problem and in its text copy alike */
 static void test_errors_capped(void **state)
 {
 	(void)state;

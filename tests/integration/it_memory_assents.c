@@ -1,8 +1,8 @@
 /*
  * it_memory_assents — assents end to end: the seed's acceptance test 4 (foreign sources admitted
  * by assent); assent revoked and assent expired after admission.
- * API.md §0, §3, §4; docs/memory-contract.md; the seed memory-source-policy-proposal.txt;
- * issue 4. Helpers: memory_helpers.h.
+ * openapi/openapi.yaml "Conventions", "Assents", "Memory governance"; docs/memory-contract.md;
+ * the seed memory-source-policy-proposal.txt; issue 4. Helpers: memory_helpers.h.
  *
  * Every test runs in its own tenant (so lists, searches and audit logs hold only what the test
  * wrote) and uses distinctive marker words (qz…) so that full-text queries are precise and the

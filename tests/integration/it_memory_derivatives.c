@@ -3,8 +3,9 @@
  * and its readback over derivatives); two-level derivative chains following their root (cold →
  * active → cold), revisions that never move on recomputation; derivative creation errors
  * (stale upstream, ineligible upstream, unknown upstream) that store nothing.
- * API.md §0, §3, §4; docs/memory-contract.md; the seed memory-source-policy-proposal.txt;
- * issue 4. Helpers: memory_helpers.h.
+ * openapi/openapi.yaml "Revisions and If-Match", "Derivatives", "Memory governance";
+ * docs/memory-contract.md; the seed memory-source-policy-proposal.txt; issue 4. Helpers:
+ * memory_helpers.h.
  *
  * Every test runs in its own tenant (so lists, searches and audit logs hold only what the test
  * wrote) and uses distinctive marker words (qz…) so that full-text queries are precise and the

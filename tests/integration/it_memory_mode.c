@@ -1,9 +1,10 @@
 /*
- * it_memory_mode — thread memory mode end to end (API.md §0 Revisions, §3, §10 audit):
- * defaults of a never-set thread, first write from revision 0, ETag, stale writes (409 with
- * current_revision, nothing written), If-Match (412 first), the compare-and-swap race
- * (16 writers, one winner, one audit record) from revision 0 and from an existing revision,
- * the audit hash chain, cursor pagination, tenant isolation.
+ * it_memory_mode — thread memory mode end to end (openapi/openapi.yaml
+ * "Revisions and If-Match", "Threads", "Audit"): defaults of a never-set thread, first write
+ * from revision 0, ETag, stale writes (409 with current_revision, nothing written), If-Match
+ * (412 first), the compare-and-swap race (16 writers, one winner, one audit record) from
+ * revision 0 and from an existing revision, the audit hash chain, cursor pagination, tenant
+ * isolation.
  */
 #include <pthread.h>
 #include <setjmp.h>

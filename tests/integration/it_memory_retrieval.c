@@ -2,8 +2,8 @@
  * it_memory_retrieval — memory retrieval end to end: the seed's acceptance tests 1, 2, 3 and 6
  * (active and cold sources, explain of a cold source, stale classification and its
  * compensation, threads), one cmocka test each, with the seed's wording.
- * API.md §0, §3, §4; docs/memory-contract.md; the seed memory-source-policy-proposal.txt;
- * issue 4. Helpers: memory_helpers.h.
+ * openapi/openapi.yaml "Conventions", "Memory sources", "Retrieval"; docs/memory-contract.md;
+ * the seed memory-source-policy-proposal.txt; issue 4. Helpers: memory_helpers.h.
  *
  * Every test runs in its own tenant (so lists, searches and audit logs hold only what the test
  * wrote) and uses distinctive marker words (qz…) so that full-text queries are precise and the

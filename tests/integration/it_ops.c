@@ -1,8 +1,9 @@
 /*
- * it_ops — the operations surface (API.md §1, foundation-contract Operations/HTTP/CORS):
- * /healthz, /readyz, /metrics (request counter by route template, latency histogram, pool
- * gauges, no private text), /openapi.yaml, JSON log lines without tokens or bodies, CORS
- * (allowed origin, other origin, preflight), SIGTERM → exit 0 (also with a slow client).
+ * it_ops — the operations surface (openapi/openapi.yaml "Operations", foundation-contract
+ * Operations/HTTP/CORS): /healthz, /readyz, /metrics (request counter by route template,
+ * latency histogram, pool gauges, no private text), /openapi.yaml, JSON log lines without
+ * tokens or bodies, CORS (allowed origin, other origin, preflight), SIGTERM → exit 0 (also with
+ * a slow client).
  */
 #include <setjmp.h>
 #include <stdarg.h>

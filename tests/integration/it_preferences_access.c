@@ -2,8 +2,8 @@
  * it_preferences_access — who reads and writes which journal, and what never leaks: isolation
  * between agents, goals and tenants; the preferences:read / preferences:write / admin scopes;
  * and privacy of statements, quotes and source references (audit records of both tenants,
- * /metrics, the server log). API.md §0 and §5, docs/preferences-contract.md. Helpers:
- * preferences_helpers.h.
+ * /metrics, the server log). openapi/openapi.yaml "Conventions", "Preferences",
+ * docs/preferences-contract.md. Helpers: preferences_helpers.h.
  *
  * test_privacy runs last: it looks at everything the tests before it wrote, then stops the
  * server and reads its log. (The other it_preferences_* executables make the same sweep over

@@ -4,7 +4,8 @@
  * write, one applies and the others replay its receipt), uncertain-write retry (replay with the
  * original receipt and the current view; a changed same-id request → operation_conflict; a
  * stale revision → stale_revision), and If-Match (before expected_revision, after a known
- * operation id). API.md §0 and §5, docs/preferences-contract.md. Helpers: preferences_helpers.h.
+ * operation id). openapi/openapi.yaml "Revisions and If-Match", "Preferences",
+ * docs/preferences-contract.md. Helpers: preferences_helpers.h.
  */
 #include <pthread.h>
 #include <setjmp.h>

@@ -3,8 +3,8 @@
  * the negative, a one-time exception, forget, a quoted example, a later unrelated write), each
  * write through the seed's recipe (preview, execute, read back) with its history item and audit
  * record; and a preview writes nothing (remember, correct, retire; stale and invalid previews).
- * API.md §0 and §5, docs/preferences-contract.md, the seed's "Explicit Agent preferences" …
- * "Fresh-turn adoption". Helpers: preferences_helpers.h.
+ * openapi/openapi.yaml "Conventions", "Preferences", docs/preferences-contract.md, the seed's
+ * "Explicit Agent preferences" … "Fresh-turn adoption". Helpers: preferences_helpers.h.
  */
 #include <setjmp.h>
 #include <stdarg.h>

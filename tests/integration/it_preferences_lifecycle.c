@@ -3,7 +3,8 @@
  * expired, nothing is written, a late retry replays; invalid and past expires_at are refused),
  * the retirement rules (unknown keys, re-remembering needs a fresh source_ref) and the history
  * walk (every operation once, oldest first, with its predecessor; never part of the view).
- * API.md §5, docs/preferences-contract.md. Helpers: preferences_helpers.h.
+ * openapi/openapi.yaml "Preferences", docs/preferences-contract.md. Helpers:
+ * preferences_helpers.h.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -2,8 +2,8 @@
  * it_preferences_limits — how much a journal and a request may hold: capacity (64 keys, and
  * 32 KiB of latest statements and quotes at the byte, retirements included) and every field
  * bound at its edge (statement, source_ref, source_quote, operation_id, key, path ids; bytes,
- * not characters; required members, types, unknown members). API.md §5,
- * docs/preferences-contract.md. Helpers: preferences_helpers.h.
+ * not characters; required members, types, unknown members). openapi/openapi.yaml
+ * "Preferences", docs/preferences-contract.md. Helpers: preferences_helpers.h.
  */
 #include <setjmp.h>
 #include <stdarg.h>

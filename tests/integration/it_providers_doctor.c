@@ -1,7 +1,7 @@
 /*
  * it_providers_doctor — the provider doctor and the registry's audit records end to end
- * (API.md §6, §10; docs/providers-contract.md "Registry", "Doctor"), against the fake
- * provider (fake_provider.c):
+ * (openapi/openapi.yaml "Providers", "Audit"; docs/providers-contract.md "Registry", "Doctor"),
+ * against the fake provider (fake_provider.c):
  *
  *  - the doctor: ok, http error, invalid answer, protocol mismatch, timeout, unreachable,
  *    doctor_url honoured, a disabled provider doctored; the doctor bound to a revision (a URL

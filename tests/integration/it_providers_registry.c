@@ -1,8 +1,9 @@
 /*
- * it_providers_registry — the provider registry's lifecycle end to end (API.md §0, §6, §10;
- * docs/providers-contract.md "Registry"), against the fake provider (fake_provider.c):
- * register / get / list (order, pagination) / delete, with revisions, ETag and Location;
- * 409 already_exists changes nothing; tenant isolation (404) and scopes.
+ * it_providers_registry — the provider registry's lifecycle end to end (openapi/openapi.yaml
+ * "Conventions", "Providers", "Audit"; docs/providers-contract.md "Registry"), against the fake
+ * provider (fake_provider.c): register / get / list (order, pagination) / delete, with
+ * revisions, ETag and Location; 409 already_exists changes nothing; tenant isolation (404) and
+ * scopes.
  *
  * Validation and PATCH are in it_providers_validation, the doctor and the audit records in
  * it_providers_doctor. Helpers: providers_helpers.h.

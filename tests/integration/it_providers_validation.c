@@ -1,6 +1,6 @@
 /*
- * it_providers_validation — what the provider registry refuses, and PATCH (API.md §0, §6;
- * docs/providers-contract.md "Registry"):
+ * it_providers_validation — what the provider registry refuses, and PATCH (openapi/openapi.yaml
+ * "Conventions", "Providers"; docs/providers-contract.md "Registry"):
  *
  *  - the permission rule (422 naming permissions) and every bound at its edge: timeout_seconds
  *    1 and 120 pass, 0 and 121 fail; extension_id 128 bytes pass, 129 fail; URLs (ftp://,

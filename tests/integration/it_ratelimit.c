@@ -1,5 +1,5 @@
 /*
- * it_ratelimit — per-token rate limits (API.md §0 "Rate limits"): with
+ * it_ratelimit — per-token rate limits (openapi/openapi.yaml "Order of checks"): with
  * RECALLGATE_RATE_LIMIT=1 and RECALLGATE_RATE_BURST=3 a token gets exactly 3 answers at once,
  * then 429 rate_limited (problem+json, Retry-After in whole seconds ≥ 1); another token of
  * the same tenant is not affected; a refused PUT changes nothing (read back, audit); public

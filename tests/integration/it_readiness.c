@@ -1,6 +1,6 @@
 /*
- * it_readiness — losing and regaining PostgreSQL (API.md §1 /readyz, DESIGN.md "a lost
- * database connection is detected, the request answers 503 database_unavailable, and the
+ * it_readiness — losing and regaining PostgreSQL (openapi/openapi.yaml "Operations", DESIGN.md
+ * "a lost database connection is detected, the request answers 503 database_unavailable, and the
  * pool reconnects; the server itself never dies of it").
  *
  * Stops the shared PostgreSQL with the shell command in RG_PG_STOP_CMD and starts it again

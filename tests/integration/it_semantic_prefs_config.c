@@ -1,9 +1,10 @@
 /*
- * it_semantic_prefs_config — the semantic-preference config end to end (API.md §0, §8;
- * docs/providers-contract.md "Semantic preferences"; the seed semantic-preferences): GET of a
- * never-configured tenant (recall disabled), PUT from null, stale (409 with current_revision,
- * null for a never-configured tenant), If-Match (412), stored as sent, audited without
- * queries, unseen by other tenants; every bound of the config at its edge.
+ * it_semantic_prefs_config — the semantic-preference config end to end (openapi/openapi.yaml
+ * "Conventions", "Semantic preferences"; docs/providers-contract.md "Semantic preferences"; the
+ * seed semantic-preferences): GET of a never-configured tenant (recall disabled), PUT from
+ * null, stale (409 with current_revision, null for a never-configured tenant), If-Match (412),
+ * stored as sent, audited without queries, unseen by other tenants; every bound of the config
+ * at its edge.
  *
  * The server log is checked for queries after the last test (log_privacy_teardown), as
  * it_semantic_prefs_recall checks its own. Helpers: semantic_prefs_helpers.h.

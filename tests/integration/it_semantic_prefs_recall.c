@@ -1,7 +1,7 @@
 /*
- * it_semantic_prefs_recall — semantic preference recall end to end (API.md §0, §8;
- * docs/providers-contract.md "Semantic preferences"; the seed semantic-preferences), against
- * the fake provider (fake_provider.c):
+ * it_semantic_prefs_recall — semantic preference recall end to end (openapi/openapi.yaml
+ * "Conventions", "Semantic preferences"; docs/providers-contract.md "Semantic preferences"; the
+ * seed semantic-preferences), against the fake provider (fake_provider.c):
  *
  *  - recall disabled when enabled: false;
  *  - every fake mode → status and failure_kind (fail open), fail_closed → 502

@@ -1,8 +1,9 @@
 /*
  * it_semantic_prefs_receipts — the stateless application and maintenance receipts end to end
- * (API.md §0, §8; docs/providers-contract.md "Semantic preferences"): 16-hex digests sorted
- * and de-duplicated, corpus_ids sorted and unique, their limits; receipts and recalls neither
- * stored nor audited; the scopes of every semantic-preference endpoint.
+ * (openapi/openapi.yaml "Conventions", "Semantic preferences"; docs/providers-contract.md
+ * "Semantic preferences"): 16-hex digests sorted and de-duplicated, corpus_ids sorted and
+ * unique, their limits; receipts and recalls neither stored nor audited; the scopes of every
+ * semantic-preference endpoint.
  *
  * The server log is checked for preference refs after the last test (log_privacy_teardown),
  * as it_semantic_prefs_recall checks its own. Helpers: semantic_prefs_helpers.h.

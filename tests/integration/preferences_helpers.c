@@ -174,7 +174,7 @@ size_t entry_count(const json_t *view)
 	return json_array_size(json_object_get(view, "entries"));
 }
 
-/* The view's shape (API.md §5 and the contract's "Shapes"). */
+/* The view's shape (openapi/openapi.yaml "Preferences" and the contract's "Shapes"). */
 void check_view(const json_t *v, const char *what)
 {
 	static const char *const members[] = {"key",          "state",      "statement",

@@ -100,7 +100,7 @@ const json_t *entry_of(const json_t *view, const char *key);
 
 size_t entry_count(const json_t *view);
 
-/* The view's shape (API.md §5 and the contract's "Shapes"). */
+/* The view's shape (openapi/openapi.yaml "Preferences" and the contract's "Shapes"). */
 void check_view(const json_t *v, const char *what);
 
 /* the Content-Type is exactly `want` (case-insensitive), charset included */

@@ -1,8 +1,9 @@
 /* What the it_providers_* executables share (providers_helpers.c, linked as
  * it_providers_helpers): the server, the fake provider and tenant A with its tokens, which
  * providers_main's group setup starts and makes, and the registry's requests and checks
- * (API.md §6; docs/providers-contract.md "Registry"). Every test registers providers of its
- * own names in tenant A, or works in a tenant of its own (it_unique).
+ * (openapi/openapi.yaml "Providers"; docs/providers-contract.md "Registry"). Every test
+ * registers providers of its own names in tenant A, or works in a tenant of its own
+ * (it_unique).
  *
  * The checks fail the running cmocka test (IT_CHECK): call them from a test's own thread.
  * Ownership: "new" results are the caller's (json_decref / free), "borrowed" ones are not. */

@@ -1,8 +1,8 @@
 /* What the it_semantic_prefs_* executables share (semantic_prefs_helpers.c, linked as
  * it_semantic_prefs_helpers): the server, the fake provider and tenant A with its tokens,
  * which semantic_prefs_main's group setup starts and makes; the standard config and its PUT;
- * the recall request; and the check of the server log (API.md §8;
- * docs/providers-contract.md "Semantic preferences").
+ * the recall request; and the check of the server log (openapi/openapi.yaml
+ * "Semantic preferences"; docs/providers-contract.md "Semantic preferences").
  *
  * The checks fail the running cmocka test (IT_CHECK): call them from a test's own thread.
  * Ownership: "new" results are the caller's (json_decref / free), "borrowed" ones are not. */

@@ -4,8 +4,8 @@
  * on a verdict, and the two case tables. An envelope case is the seed's happy_path, a few
  * mutations, a workspace snapshot, and the expected per-check results, failure codes and
  * verdict; a relevance case is built the same way from the seed's context_relevance, its
- * load_only_variant, or a load receipt shaped like API.md §4. The helpers fail the running
- * cmocka test on any surprise. */
+ * load_only_variant, or a load receipt shaped like openapi/openapi.yaml "LoadReceipt". The
+ * helpers fail the running cmocka test on any surprise. */
 #ifndef RG_TESTS_UNIT_ENVELOPE_HELPERS_H
 #define RG_TESTS_UNIT_ENVELOPE_HELPERS_H
 
@@ -125,8 +125,9 @@ extern struct env_case env_cases[];
 enum rel_base {
 	REL_CONTEXT,   /* the seed's context_relevance, via core_relevance_from_context */
 	REL_LOAD_ONLY, /* the seed's load_only_variant, via core_relevance_from_context */
-	REL_RECEIPT,   /* {load_receipt: <API.md §4 shape>, relevance: <seed relevance>}, via
-			* core_relevance_from_receipt (relevance NULL when the member is absent) */
+	REL_RECEIPT,   /* {load_receipt: <openapi/openapi.yaml "LoadReceipt" shape>, relevance:
+			* <seed relevance>}, via core_relevance_from_receipt (relevance NULL
+			* when the member is absent) */
 };
 
 struct rel_case {

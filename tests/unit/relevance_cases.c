@@ -1,8 +1,8 @@
 /* core/envelope: the relevance case table (docs/envelope-contract.md), run by
  * test_envelope_relevance.c and matched against the seed's negative cases by
  * test_envelope_seed.c. Each row is the seed's context_relevance, its load_only_variant, or a
- * load receipt shaped like API.md §4, a few JSON-pointer mutations, and the expected per-check
- * results, failure codes and verdict. */
+ * load receipt shaped like openapi/openapi.yaml "LoadReceipt", a few JSON-pointer mutations,
+ * and the expected per-check results, failure codes and verdict. */
 #include "unit.h"
 
 #include "envelope_helpers.h"

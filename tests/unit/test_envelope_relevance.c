@@ -1,8 +1,9 @@
-/* core/envelope: relevance (docs/envelope-contract.md, API.md §4 and §9) — the forms
- * core_relevance_from_context and core_relevance_from_receipt normalise to, and one cmocka test
- * per row of the relevance case table (relevance_cases.c): the seed's context_relevance, its
- * load_only_variant, or a load receipt, with a few mutations, checked for its per-check
- * results, failure codes and verdict and for inputs left unchanged. */
+/* core/envelope: relevance (docs/envelope-contract.md, openapi/openapi.yaml
+ * "Memory governance", "Context envelopes") — the forms core_relevance_from_context and
+ * core_relevance_from_receipt normalise to, and one cmocka test per row of the relevance case
+ * table (relevance_cases.c): the seed's context_relevance, its load_only_variant, or a load
+ * receipt, with a few mutations, checked for its per-check results, failure codes and verdict
+ * and for inputs left unchanged. */
 #include "unit.h"
 
 #include <jansson.h>
@@ -15,8 +16,8 @@
 static const char *const rel_checks[] = {"raw_context", "usefulness", "accounting", "join",
 					 "selection"};
 
-/* A stored load receipt as API.md §4 describes it, for the seed's three delivered inputs
- * (same input ids and hashes) and its one suppressed input. */
+/* A stored load receipt as openapi/openapi.yaml "LoadReceipt" describes it, for the seed's
+ * three delivered inputs (same input ids and hashes) and its one suppressed input. */
 static json_t *load_receipt(void)
 {
 	const json_t *cr = context_relevance();

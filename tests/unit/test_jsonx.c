@@ -1,4 +1,5 @@
-/* core/jsonx: what API.md §0 calls an unparseable body (→ 400 invalid_json). */
+/* core/jsonx: what openapi/openapi.yaml "Order of checks" calls an unparseable body (→ 400
+ * invalid_json). */
 #include "unit.h"
 
 #include <jansson.h>

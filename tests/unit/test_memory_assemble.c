@@ -1,6 +1,6 @@
-/* core/memory: context assembly (API.md §4) — candidates in rank order under a token budget
- * and an item limit, the load receipt that accounts for each of them (delivered or suppressed,
- * with hashes and never content), and the items delivered whole. */
+/* core/memory: context assembly (openapi/openapi.yaml "Retrieval") — candidates in rank order
+ * under a token budget and an item limit, the load receipt that accounts for each of them
+ * (delivered or suppressed, with hashes and never content), and the items delivered whole. */
 #include "unit.h"
 
 #include <jansson.h>

@@ -1,6 +1,6 @@
-/* core/memory: the identities of API.md §4 — tagged SHA-256 references, source URIs, label
- * keys, and the identity of a memory source (owner, uri, content hash), checked against SHA-256
- * computed here with OpenSSL EVP, not core/hash. */
+/* core/memory: the identities of openapi/openapi.yaml "Memory governance" — tagged SHA-256
+ * references, source URIs, label keys, and the identity of a memory source (owner, uri, content
+ * hash), checked against SHA-256 computed here with OpenSSL EVP, not core/hash. */
 #include "unit.h"
 
 #include "core/memory.h"

@@ -1,6 +1,7 @@
-/* core/memory: the eligibility reasons of API.md §4 — every stored set and order of them comes
- * back in the one explain order, each once, with the time-based reason of a source or a
- * derivative, and explain picks the reason a record shows. */
+/* core/memory: the eligibility reasons of openapi/openapi.yaml "Memory governance" — every
+ * stored set and order of them comes back in the one explain order, each once, with the
+ * time-based reason of a source or a derivative, and explain picks the reason a record shows.
+ * */
 #include "unit.h"
 
 #include <jansson.h>

@@ -1,4 +1,5 @@
-/* core/prefs: the preference journal rules of API.md §5, without a database. */
+/* core/prefs: the preference journal rules of openapi/openapi.yaml "Preferences", without a
+ * database. */
 #include "unit.h"
 
 #include <jansson.h>

@@ -1,4 +1,4 @@
-/* core/problem: RFC 9457 bodies as API.md §0 spells them. */
+/* core/problem: RFC 9457 bodies as openapi/openapi.yaml "Problem" spells them. */
 #include "unit.h"
 
 #include <jansson.h>
@@ -29,7 +29,7 @@ static void test_shape(void **state)
 	json_decref(p);
 }
 
-/* API.md §0's codes keep their statuses. */
+/* The codes of openapi/openapi.yaml "Problem" keep their statuses. */
 static void test_contract_codes(void **state)
 {
 	(void)state;

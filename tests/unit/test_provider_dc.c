@@ -1,6 +1,7 @@
-/* core/provider: the decision-context call (API.md §7, docs/providers-contract.md) — its
- * deadline and request, and every rule of the provider's response at its edges. Response cases
- * are rows of a table: a valid response, a few member mutations, and the expected verdict. */
+/* core/provider: the decision-context call (openapi/openapi.yaml "Decision context",
+ * docs/providers-contract.md) — its deadline and request, and every rule of the provider's
+ * response at its edges. Response cases are rows of a table: a valid response, a few member
+ * mutations, and the expected verdict. */
 #include "unit.h"
 
 #include <jansson.h>

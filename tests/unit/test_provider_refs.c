@@ -1,8 +1,8 @@
-/* core/provider: what a decision-context call may carry and show (API.md §7–8,
- * docs/providers-contract.md) — a public-safe query_summary, the normalised scope_ref, the
- * provider_ref that stands for a private resource reference, and the digests and sorted sets
- * of the semantic-preference answers. Hashes are checked against SHA-256 computed with OpenSSL
- * EVP, not core/hash. */
+/* core/provider: what a decision-context call may carry and show (openapi/openapi.yaml
+ * "Decision context", "Semantic preferences", docs/providers-contract.md) — a public-safe
+ * query_summary, the normalised scope_ref, the provider_ref that stands for a private resource
+ * reference, and the digests and sorted sets of the semantic-preference answers. Hashes are
+ * checked against SHA-256 computed with OpenSSL EVP, not core/hash. */
 #include "unit.h"
 
 #include <jansson.h>

@@ -1,6 +1,6 @@
-/* core/provider: the provider registry (API.md §6, docs/providers-contract.md) — the read
- * permission of each protocol, endpoint and doctor URLs, resolving the provider a call uses,
- * and the doctor answer. */
+/* core/provider: the provider registry (openapi/openapi.yaml "Providers",
+ * docs/providers-contract.md) — the read permission of each protocol, endpoint and doctor URLs,
+ * resolving the provider a call uses, and the doctor answer. */
 #include "unit.h"
 
 #include <jansson.h>

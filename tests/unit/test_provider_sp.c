@@ -1,8 +1,8 @@
-/* core/provider: the semantic-preference call (API.md §8, docs/providers-contract.md) — surface
- * and context-key ids, the request, every rule of the provider's response at its edges, item
- * truncation to the limit, and the maintenance guidance drawn from the corpus inventory.
- * Response cases are rows of a table: a valid response, a few member mutations, and the
- * expected failure. */
+/* core/provider: the semantic-preference call (openapi/openapi.yaml "Semantic preferences",
+ * docs/providers-contract.md) — surface and context-key ids, the request, every rule of the
+ * provider's response at its edges, item truncation to the limit, and the maintenance guidance
+ * drawn from the corpus inventory. Response cases are rows of a table: a valid response, a few
+ * member mutations, and the expected failure. */
 #include "unit.h"
 
 #include <jansson.h>

@@ -1,0 +1,110 @@
+/* Prints, as one JSON object, the field descriptions (core/fields.h) of every route that takes a
+ * body (handlers/routes.c), keyed "METHOD path", and the values of the rules that accept a
+ * closed set. tests/unit/openapi_drift.py compares them
+ * with the request schemas of openapi/openapi.yaml. The dump is lossless: every member of a
+ * field_spec that validation reads is printed, so a change to a table is a change here. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "core/ids.h"
+#include "handlers/api.h"
+
+static const char *const type_names[] = {
+	[F_STRING] = "string", [F_INT] = "int",   [F_NUMBER] = "number",
+	[F_BOOL] = "bool",     [F_ENUM] = "enum", [F_TIMESTAMP] = "timestamp",
+	[F_OBJECT] = "object", [F_ARRAY] = "array", [F_MAP] = "map",
+};
+
+static json_t *dump_fields(const struct field_spec *spec);
+
+/* A bound as JSON: null for "none" (INT64_MIN / INT64_MAX, or a max of 0). */
+static json_t *bound(int64_t v, bool is_max)
+{
+	if (v == INT64_MIN || v == INT64_MAX || (is_max && v == 0))
+		return json_null();
+	return json_integer((json_int_t)v);
+}
+
+static json_t *dump_field(const struct field_spec *f)
+{
+	json_t *o = json_pack("{s:s, s:b, s:b}", "type", type_names[f->type], "required",
+			      f->required, "nullable", f->nullable);
+	if (f->name)
+		json_object_set_new(o, "name", json_string(f->name));
+	switch (f->type) {
+	case F_STRING:
+	case F_INT:
+	case F_NUMBER:
+	case F_ARRAY:
+		json_object_set_new(o, "min", bound(f->min, false));
+		json_object_set_new(o, "max", bound(f->max, true));
+		break;
+	case F_MAP: /* a map has a most, never a least */
+		json_object_set_new(o, "max", bound(f->max, true));
+		break;
+	default:
+		break;
+	}
+	if (f->type == F_ENUM) {
+		json_t *values = json_array();
+		for (const char *const *e = f->values; e && *e; e++)
+			json_array_append_new(values, json_string(*e));
+		json_object_set_new(o, "values", values);
+	}
+	if (f->check)
+		json_object_set_new(o, "check_reason",
+				    json_string(f->check_reason ? f->check_reason : ""));
+	if (f->key_pattern)
+		json_object_set_new(o, "key_pattern", json_string(f->key_pattern));
+	if (f->type == F_OBJECT) {
+		json_object_set_new(o, "open", json_boolean(f->open));
+		json_object_set_new(o, "fields", f->sub ? dump_fields(f->sub) : json_null());
+	}
+	if (f->item)
+		json_object_set_new(o, "item", dump_field(f->item));
+	if (f->type == F_ARRAY)
+		json_object_set_new(o, "unique", json_boolean(f->unique));
+	return o;
+}
+
+static json_t *dump_fields(const struct field_spec *spec)
+{
+	json_t *a = json_array();
+	for (const struct field_spec *f = spec; f->name; f++)
+		json_array_append_new(a, dump_field(f));
+	return a;
+}
+
+/* The values a rule accepts, for the rules that accept a closed set (keyed by the rule's
+ * reason): openapi.yaml may state them as an enum. */
+static json_t *rule_values(void)
+{
+	json_t *scopes = json_array();
+	for (unsigned i = 0; i < RG_SCOPE_COUNT; i++)
+		json_array_append_new(scopes, json_string(core_scope_name(i)));
+	return json_pack("{s:o}", "must be a known scope", scopes);
+}
+
+int main(void)
+{
+	json_t *all = json_object();
+	for (size_t i = 0; i < h_routes_count; i++) {
+		const struct h_route *r = &h_routes[i];
+		if (r->body == NULL)
+			continue;
+		char key[300];
+		snprintf(key, sizeof key, "%s %s", r->method, r->path);
+		json_object_set_new(all, key,
+				    json_pack("{s:o, s:b}", "fields", dump_fields(r->body),
+					      "cross_field_check", r->check != NULL));
+	}
+	all = json_pack("{s:o, s:o}", "routes", all, "rule_values", rule_values());
+	int rc = json_dumpf(all, stdout, JSON_INDENT(1) | JSON_SORT_KEYS) == 0 ? 0 : 1;
+	json_decref(all);
+	putchar('\n');
+	return rc;
+}

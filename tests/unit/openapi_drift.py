@@ -1,0 +1,449 @@
+#!/usr/bin/env python3
+"""Fails when openapi/openapi.yaml's request schemas disagree with the field descriptions that
+validate the bodies (core/fields.h, the tables handlers/routes.c names).
+
+Usage: openapi_drift.py [--self-test] --dump <fields_dump or its JSON output> --openapi <yaml>
+
+fields_dump (tests/unit/fields_dump.c) prints every route's body fields as JSON. For each
+route, the operation's application/json request schema is resolved ($ref, with sibling
+keywords; oneOf [X, {type: null}] as nullable X) and compared member by member: the set of
+members, which are required, type, nullability, string bounds (minLength; maxLength and
+x-max-bytes, both of which must equal the byte limit), number bounds (minimum, maximum),
+enum values, formats (date-time for timestamps), patterns that the code states ("must match
+..."), array bounds (minItems, maxItems, uniqueItems), maps (maxProperties, propertyNames,
+additionalProperties), and whether an object is closed (additionalProperties: false).
+Where the code has a rule of its own on a string (`check`), openapi.yaml may state it as a
+pattern with a larger minLength (the rule refuses what is shorter), or as an enum, which must
+list exactly the values the rule accepts (fields_dump prints them) within the code's bounds. A
+validation keyword this script does not understand is reported too, so that a new kind of
+rule cannot pass unchecked. Rules across fields (the route's `check`, e.g. "exactly one of
+content and pointer") are the OpenAPI document's oneOf/anyOf/not/dependentRequired of
+`required` lists only, and are not compared: the integration tests cover them. A body of
+several forms (oneOf of objects: a relevance check) is compared as the union of its forms,
+which is what the code's table describes.
+
+--self-test mutates the dump instead (every field's type, required-ness, nullability,
+bounds, enum values, closedness, uniqueness, key pattern; a field dropped, one added) and
+fails unless every mutation is reported: the comparison cannot silently pass a kind of drift.
+
+Every OpenAPI operation with an application/json body must have a route with a body, and
+the other way round (POST /mcp excepted: JSON-RPC, validated by handlers/mcp.c).
+"""
+import argparse
+import json
+import subprocess
+import sys
+
+import yaml
+
+# Keywords that only describe (never refuse a body).
+ANNOTATIONS = {
+    "description", "title", "examples", "example", "default", "deprecated", "readOnly",
+    "writeOnly", "$comment", "x-enumDescriptions", "externalDocs",
+}
+# Keywords that express rules across members of one object: the route's `check`.
+CROSS_FIELD = {"oneOf", "anyOf", "not", "dependentRequired", "allOf"}
+
+
+class Doc:
+    def __init__(self, doc):
+        self.doc = doc
+
+    def ref(self, ref):
+        if not ref.startswith("#/"):
+            raise ValueError(f"external $ref {ref}")
+        node = self.doc
+        for part in ref[2:].split("/"):
+            node = node[part.replace("~1", "/").replace("~0", "~")]
+        return node
+
+    def resolve(self, s, seen=()):
+        """The schema with $ref followed (siblings override the target's keywords) and
+        oneOf/anyOf [X, {type: null}] folded into X plus a "null" type."""
+        if not isinstance(s, dict):
+            return s
+        s = dict(s)
+        if "$ref" in s:
+            ref = s.pop("$ref")
+            if ref in seen:
+                raise ValueError(f"recursive $ref {ref}")
+            target = self.resolve(self.ref(ref), seen + (ref,))
+            merged = dict(target)
+            merged.update(s)
+            s = merged
+        for key in ("oneOf", "anyOf"):
+            branches = s.get(key)
+            if not isinstance(branches, list):
+                continue
+            nulls = [b for b in branches if b == {"type": "null"}]
+            others = [b for b in branches if b != {"type": "null"}]
+            if len(nulls) == 1 and len(others) == 1:
+                del s[key]
+                inner = self.resolve(others[0], seen)
+                merged = dict(inner)
+                merged.update(s)
+                merged["x-nullable-by-oneof"] = True
+                s = merged
+        return s
+
+
+def types_of(s):
+    t = s.get("type")
+    if t is None:
+        return set()
+    return set(t) if isinstance(t, list) else {t}
+
+
+def only_required(branch):
+    """A cross-field branch: only required / not / nested such branches."""
+    if not isinstance(branch, dict):
+        return False
+    for k, v in branch.items():
+        if k in ANNOTATIONS:
+            continue
+        if k == "required":
+            continue
+        if k == "not":
+            if not only_required(v):
+                return False
+            continue
+        if k in ("anyOf", "oneOf", "allOf"):
+            if not all(only_required(b) for b in v):
+                return False
+            continue
+        if k == "properties":
+            # {properties: {x: {const: ...}}} in an if/oneOf branch would be a value rule
+            return False
+        return False
+    return True
+
+
+class Compare:
+    def __init__(self, doc, rule_values):
+        self.doc = doc
+        self.rule_values = rule_values
+        self.drift = []
+
+    def say(self, where, msg):
+        self.drift.append(f"{where}: {msg}")
+
+    def expect(self, where, what, api, code):
+        if api != code:
+            self.say(where, f"{what}: openapi.yaml says {api!r}, the code {code!r}")
+
+    def field(self, where, f, s):
+        s = self.doc.resolve(s)
+        types = types_of(s)
+        api_nullable = "null" in types or s.get("x-nullable-by-oneof", False) or (
+            None in (s.get("enum") or []))
+        self.expect(where, "nullable", bool(api_nullable), f["nullable"])
+        types.discard("null")
+        used = set(ANNOTATIONS) | {"type", "x-nullable-by-oneof"}
+        kind = f["type"]
+
+        def want_type(t):
+            if kind == "enum" and not types:
+                return
+            if kind == "object" and not types and self.branches_of(s)[1]:
+                return  # several forms, each an object
+            self.expect(where, "type", sorted(types), [t])
+
+        def bound(key, code_value, absent=None):
+            used.add(key)
+            self.expect(where, key, s.get(key, absent), code_value)
+
+        if kind in ("string", "timestamp", "enum"):
+            want_type("string")
+        if kind == "string":
+            reason = f.get("check_reason")
+            if reason is not None and "enum" in s:
+                # a rule that accepts a closed set, stated as an enum: the code's bounds must
+                # admit every value (the enum bounds the length itself)
+                used.add("enum")
+                self.expect(where, "enum (the values the code's rule accepts)",
+                            sorted(s["enum"]), sorted(self.rule_values.get(reason, ["?"])))
+                for v in s["enum"]:
+                    n = len(v.encode())
+                    if n < (f["min"] or 0) or (f["max"] and n > f["max"]):
+                        self.say(where, f"enum value {v!r}: outside the code's bounds")
+            else:
+                used.add("minLength")
+                if reason is not None and s.get("minLength", 0) >= (f["min"] or 0):
+                    pass  # the code's rule refuses what is shorter than its pattern allows
+                else:
+                    self.expect(where, "minLength", s.get("minLength", 0), f["min"] or 0)
+                bound("maxLength", f["max"])
+                if "x-max-bytes" in s:
+                    bound("x-max-bytes", f["max"])
+            reason = reason or ""
+            used.add("pattern")
+            if reason.startswith("must match "):
+                self.expect(where, "pattern", s.get("pattern"), reason[len("must match "):])
+            elif "pattern" in s and "check_reason" not in f:
+                self.say(where, f"pattern {s['pattern']!r} in openapi.yaml, no rule in the code")
+            used.add("format")
+            if s.get("format") == "date-time":
+                self.say(where, "format date-time in openapi.yaml, a plain string in the code")
+        elif kind == "timestamp":
+            used.add("format")
+            self.expect(where, "format", s.get("format"), "date-time")
+        elif kind == "enum":
+            used.add("enum")
+            api = [v for v in (s.get("enum") or []) if v is not None]
+            if "const" in s:
+                used.add("const")
+                api = [s["const"]]
+            self.expect(where, "enum", sorted(api), sorted(f["values"]))
+        elif kind in ("int", "number"):
+            want_type("integer" if kind == "int" else "number")
+            used.add("format")  # int64, double: the width, no rule of its own
+            bound("minimum", f["min"])
+            bound("maximum", f["max"])
+        elif kind == "bool":
+            want_type("boolean")
+        elif kind == "object":
+            want_type("object")
+            self.object(where, f, s, used)
+        elif kind == "array":
+            want_type("array")
+            bound("minItems", f["min"] or 0, 0)
+            bound("maxItems", f["max"])
+            bound("uniqueItems", f["unique"], False)
+            used.add("items")
+            if "item" in f:
+                if "items" not in s:
+                    self.say(where, "items: missing in openapi.yaml")
+                else:
+                    self.field(where + "[]", f["item"], s["items"])
+        elif kind == "map":
+            want_type("object")
+            bound("maxProperties", f["max"])
+            used.update({"propertyNames", "additionalProperties", "properties"})
+            names = self.doc.resolve(s.get("propertyNames") or {})
+            self.expect(where, "propertyNames.pattern", names.get("pattern"), f.get("key_pattern"))
+            ap = s.get("additionalProperties")
+            if "item" in f:
+                if not isinstance(ap, dict):
+                    self.say(where, "additionalProperties: the code checks every value, "
+                                    "openapi.yaml has no schema for them")
+                else:
+                    self.field(where + "{}", f["item"], ap)
+                # members named for their meaning are still values of the map
+                for n, p in (s.get("properties") or {}).items():
+                    self.field(f"{where}{{{n}}}", f["item"], p)
+            elif s.get("properties"):
+                self.say(where, "a map of any values in the code, named members in openapi.yaml")
+        self.unchecked(where, s, used)
+
+    def branches_of(self, s):
+        """A body of several forms (oneOf/anyOf whose branches are all objects with members):
+        the resolved branches, else None."""
+        for key in ("oneOf", "anyOf"):
+            bs = [self.doc.resolve(b) for b in s.get(key) or []]
+            if bs and all("object" in types_of(b) and "properties" in b for b in bs):
+                return key, bs
+        return None, None
+
+    def object(self, where, f, s, used):
+        used.update({"properties", "required", "additionalProperties", "maxProperties"})
+        used.update(k for k in CROSS_FIELD if k in s and self.cross_field_only(s[k], k))
+        key, forms = self.branches_of(s)
+        if forms:
+            # the code takes the union of the forms, each member optional, and tells them
+            # apart with the route's check: compare the members with every form that has them
+            used.add(key)
+            if "object" not in types_of(s):
+                s = dict(s, type="object")
+            props, required = {}, None
+            for b in forms:
+                for n, p in b["properties"].items():
+                    props.setdefault(n, []).append(p)
+                req = set(b.get("required") or [])
+                required = req if required is None else required & req
+            closed = all(b.get("additionalProperties", True) is False for b in forms)
+            ap = False if closed else True
+        else:
+            props = {n: [p] for n, p in (s.get("properties") or {}).items()}
+            required = set(s.get("required") or [])
+            ap = s.get("additionalProperties", True)
+        fields = f.get("fields")
+        if fields is None:  # free-form: any members
+            if props or ap is False:
+                self.say(where, "free-form object in the code, described members in openapi.yaml")
+            return
+        closed = not f.get("open", False)
+        self.expect(where, "closed (additionalProperties: false)", ap is False, closed)
+        if not fields and closed:
+            # {} exactly: additionalProperties false (maxProperties 0 says the same)
+            if s.get("maxProperties") not in (None, 0):
+                self.say(where, "maxProperties: the code takes no member")
+        elif "maxProperties" in s:
+            self.say(where, f"maxProperties {s['maxProperties']}: no such rule in the code")
+        names = [x["name"] for x in fields]
+        for n in names:
+            if n not in props:
+                self.say(where, f"member {n!r}: validated by the code, missing in openapi.yaml")
+        for n in props:
+            if n not in names:
+                self.say(where, f"member {n!r}: in openapi.yaml, unknown to the code "
+                                f"({'refused with unknown_field' if closed else 'ignored'})")
+        for x in fields:
+            sub = f"{where}.{x['name']}"
+            for p in props.get(x["name"], []):
+                self.expect(sub, "required", x["name"] in required, x["required"])
+                self.field(sub, x, p)
+        for n in required - set(names):
+            self.say(where, f"required {n!r}: not a member the code knows")
+
+    def cross_field_only(self, v, key):
+        if key == "dependentRequired":
+            return True
+        if key == "not":
+            return only_required(v)
+        return all(only_required(b) for b in v)
+
+    def unchecked(self, where, s, used):
+        for k in s:
+            if k not in used:
+                self.say(where, f"keyword {k}: {json.dumps(s[k])[:80]} in openapi.yaml, "
+                                "not compared with the code (a rule the code may not have)")
+
+
+def compare(dump, doc):
+    """Every disagreement between the dump of fields_dump and the document, as text lines."""
+    cmp = Compare(doc, dump["rule_values"])
+    routes = dump["routes"]
+    ops = {}
+    for path, item in doc.doc["paths"].items():
+        for method, op in item.items():
+            if not isinstance(op, dict) or "requestBody" not in op:
+                continue
+            content = doc.resolve(op["requestBody"]).get("content", {})
+            if "application/json" in content and path != "/mcp":
+                ops[f"{method.upper()} {path}"] = content["application/json"].get("schema")
+    for key in sorted(set(ops) - set(routes)):
+        cmp.say(key, "openapi.yaml takes a JSON body; the route validates none (or is missing)")
+    for key in sorted(routes):
+        if key not in ops:
+            cmp.say(key, "the route validates a body; openapi.yaml has no application/json "
+                         "request schema for it")
+            continue
+        body = {"type": "object", "required": True, "nullable": False, "open": False,
+                "fields": routes[key]["fields"]}
+        cmp.field(key + " body", body, ops[key])
+    return cmp.drift
+
+
+def mutations(dump):
+    """(what, mutated dump) for every way a field table could drift: each field's type,
+    required-ness, nullability, bounds, enum values, closedness, uniqueness, key pattern, a
+    field dropped and a field added, route by route."""
+    def walk(fields, where):
+        for i, f in enumerate(fields):
+            yield where + [i], f
+            for sub in [f.get("item")] if f.get("item") else []:
+                yield from walk_item(sub, where + [i, "item"])
+            if f.get("fields"):
+                yield from walk(f["fields"], where + [i, "fields"])
+
+    def walk_item(f, where):
+        yield where, f
+        if f.get("item"):
+            yield from walk_item(f["item"], where + ["item"])
+        if f.get("fields"):
+            yield from walk(f["fields"], where + ["fields"])
+
+    def at(d, route, where):
+        node = d["routes"][route]["fields"]
+        for k in where:
+            node = node[k]
+        return node
+
+    for route in dump["routes"]:
+        fields = dump["routes"][route]["fields"]
+        edits = [(f"{route}: a new field", lambda d, r=route: d["routes"][r]["fields"].append(
+            {"name": "zz_new", "type": "bool", "required": False, "nullable": False}))]
+        for where, f in walk(fields, []):
+            name = f"{route} {'/'.join(map(str, where))} ({f.get('name', 'item')})"
+
+            def edit(fn, where=where):
+                return lambda d: fn(at(d, route, where))
+            if "name" in f:
+                def drop(d, where=where):
+                    parent = at(d, route, where[:-1])
+                    del parent[where[-1]]
+                edits.append((name + " dropped", drop))
+                edits.append((name + " required", edit(lambda x: x.update(
+                    required=not x["required"]))))
+            edits.append((name + " nullable", edit(lambda x: x.update(
+                nullable=not x["nullable"]))))
+            edits.append((name + " type", edit(lambda x: x.update(
+                type="bool" if x["type"] != "bool" else "int", min=0, max=None))))
+            # a string with a rule of its own may be tighter in openapi.yaml (its pattern or
+            # enum): move its bounds past anything the document could state
+            if "max" in f:
+                edits.append((name + " max", edit(lambda x: x.update(
+                    max=1 if "check_reason" in x else (x["max"] or 1000) + 1))))
+            if "min" in f:
+                edits.append((name + " min", edit(lambda x: x.update(
+                    min=((x["max"] or 1000) + 1) if "check_reason" in x
+                    else (x["min"] or 0) + 1))))
+            if "values" in f:
+                edits.append((name + " enum value dropped", edit(lambda x: x["values"].pop())))
+                edits.append((name + " enum value added", edit(lambda x: x["values"].append(
+                    "zz_new"))))
+            if f.get("fields") is not None and "open" in f:
+                edits.append((name + " open", edit(lambda x: x.update(open=not x["open"]))))
+            if "unique" in f:
+                edits.append((name + " unique", edit(lambda x: x.update(unique=not x["unique"]))))
+            if "key_pattern" in f:
+                edits.append((name + " key pattern", edit(lambda x: x.update(
+                    key_pattern="^zz$"))))
+        for what, fn in edits:
+            d = json.loads(json.dumps(dump))
+            fn(d)
+            yield what, d
+
+
+def self_test(dump, doc):
+    """Every mutation of the field tables must be reported; the unmutated ones must not."""
+    if compare(dump, doc):
+        print("self-test: the unmutated tables already disagree; run without --self-test")
+        return 1
+    missed = [what for what, d in mutations(dump) if not compare(d, doc)]
+    total = sum(1 for _ in mutations(dump))
+    for what in missed:
+        print(f"self-test: drift not detected: {what}")
+    print(f"openapi_drift self-test: {total - len(missed)} of {total} mutations of the field "
+          "tables detected", file=sys.stderr)
+    return 1 if missed else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dump", required=True,
+                    help="tests/unit/fields_dump (run) or a file holding its output")
+    ap.add_argument("--openapi", required=True)
+    ap.add_argument("--self-test", action="store_true",
+                    help="check instead that every mutation of the field tables is reported")
+    a = ap.parse_args()
+    if a.dump.endswith(".json"):
+        with open(a.dump) as fh:
+            dump = json.load(fh)
+    else:
+        dump = json.loads(subprocess.run([a.dump], check=True, capture_output=True,
+                                         text=True).stdout)
+    with open(a.openapi) as fh:
+        doc = Doc(yaml.safe_load(fh))
+    if a.self_test:
+        return self_test(dump, doc)
+    drift = compare(dump, doc)
+    for line in drift:
+        print(line)
+    print(f"openapi_drift: {len(dump['routes'])} routes with a body, "
+          f"{len(drift)} disagreements", file=sys.stderr)
+    return 1 if drift else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
