@@ -1,6 +1,8 @@
 """The fleet topology of docker/compose.yaml on this machine, without Docker: a PostgreSQL
 cluster of its own, `recallgate migrate`, N `recallgate serve` instances and nginx in front of
 them with docker/nginx.conf, used verbatim. Real components only; Python's standard library.
+The instances, their ports and the tokens come from scripts/rg-launch (fleet_proc.Launched),
+like every server of the test suite; the cluster, nginx and the faults are this file's.
 
     import fleet
     args = fleet.parse_args("what this test checks")

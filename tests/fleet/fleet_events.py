@@ -99,7 +99,7 @@ class Instance:
     def start(self):
         try:
             self.server = Launched(self.binary, ["--ready", "/readyz"], log_path=self.log_path,
-                                   env=self.env, ready_timeout=15)
+                                   env=self.env, ready_timeout=30)
         except fleet_proc.FleetError as e:
             fail(f"{self.name}: {e}")
         self.port, self.pid = self.server.port, self.server.pid

@@ -1,5 +1,6 @@
 """Processes, ports and HTTP for the fleet tests: failures and logging, children that die
-with the test, free ports, and a small HTTP client. fleet.py re-exports what tests use
+with the test, scripts/rg-launch (servers, databases, tokens, free ports: Launched), and a
+small HTTP client. fleet.py re-exports what tests use
 (fleet.Client, fleet.fail, fleet.log, ...); tests import fleet, not this module."""
 
 import argparse
