@@ -191,8 +191,8 @@ class Launched:
         deadline = time.monotonic() + timeout
         fd = self.proc.stdout.fileno()
         while b"\n" not in self._buf:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
+            left = max(0.0, deadline - time.monotonic())  # 0: look once
+            if not select.select([fd], [], [], left)[0]:
                 return None
             chunk = os.read(fd, 4096)
             if not chunk:
