@@ -206,8 +206,8 @@ void it_expect_field_at(const struct it_resp *r, const char *field, const char *
 
 /* ---------------------------------------------------------------- tokens and names */
 
-/* new: `recallgate token create --tenant .. --scopes .. --name ..` → the token string (no
- * newline), or NULL after printing why (exit status, stderr). */
+/* new: `recallgate token create --tenant .. --scopes .. --name ..` (name NULL: "cli"), run
+ * by scripts/rg-launch --token → the token string, or NULL after printing why. */
 char *it_token(const char *tenant, const char *scopes, const char *name);
 
 /* new: "<prefix>-<pid>-<unix time>-<counter>", valid as tenant, thread id and token name. */
