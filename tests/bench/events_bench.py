@@ -19,8 +19,8 @@ import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "events"))
-from rg import Instance, Stream, put_mode, token, unique  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fleet"))
+from fleet_events import Instance, Stream, put_mode, token, unique  # noqa: E402
 
 SCOPES = ["events:read", "memory:admin", "memory:read"]
 
@@ -116,7 +116,7 @@ def main():
             print(f"events writes run {run}: PUT memory-mode {none:.0f} req/s with no stream, "
                   f"{with100:.0f} req/s with 100 streams reading on B "
                   f"({readers.bytes / 1e6:.1f} MB streamed; non-2xx {bad0}/{bad1})")
-        before = rss_kib(b.proc.pid)
+        before = rss_kib(b.pid)
         socks = []
         for _ in range(1000):
             c = socket.create_connection(("127.0.0.1", b.port))
@@ -124,7 +124,7 @@ def main():
                       "\r\n\r\n".encode())
             socks.append(c)
         time.sleep(1)
-        with_streams = rss_kib(b.proc.pid)
+        with_streams = rss_kib(b.pid)
         open_now = b.metric("recallgate_event_streams")
         print(f"events memory: {open_now:.0f} idle streams on B: RSS {before / 1024:.1f} → "
               f"{with_streams / 1024:.1f} MiB ({(with_streams - before) / 1000:.1f} KiB a stream)")

@@ -4,22 +4,23 @@
 //
 //   node tests/browser/run.mjs --bin BUILD/recallgate --artifacts DIR [--docs-img docs/img]
 //
-// Needs DATABASE_URL (migrated). Creates a fresh tenant with `recallgate token create`, serves
-// the binary on a free port, seeds it through the API, and walks every view: sign-in, an
-// explanation with a cold source filtered (its reason, no content), a classification flipped
-// in one tab and seen live on the timeline of another, a 409 with the current revision, a
-// revocation with a clean readback, preferences, envelopes, providers (the doctor run) and a
-// load receipt. It fails on any console error, page error or request to another origin.
+// Needs DATABASE_URL (migrated). scripts/rg-launch mints the tokens of a fresh tenant and
+// serves the binary on a free port; the test seeds it through the API and walks every view:
+// sign-in, an explanation with a cold source filtered (its reason, no content), a
+// classification flipped in one tab and seen live on the timeline of another, a 409 with the
+// current revision, a revocation with a clean readback, preferences, envelopes, providers
+// (the doctor run) and a load receipt. It fails on any console error, page error or request to another origin.
 // Screenshots of each view (1280×800, and one at 390×844) go to --artifacts; --docs-img also
 // copies the 1280×800 ones there (for docs/dashboard.md). Nothing is skipped: a missing
 // browser, package or database is a failure.
-import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createHash, randomBytes } from 'node:crypto';
+
+import { launch } from '../lib/launch.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..', '..');
@@ -59,59 +60,20 @@ async function playwright() {
   return import(pathToFileURL(join(HERE, 'node_modules', 'playwright-core', 'index.mjs')).href);
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function token(bin, tenant, scopes, name) {
-  const r = spawnSync(bin,
-    ['token', 'create', '--tenant', tenant, '--scopes', scopes, '--name', name],
-    { encoding: 'utf8' });
-  check(r.status === 0, `token create failed (${r.status}): ${r.stderr.trim()}`);
-  return r.stdout.trim();
-}
-
-// Serves the binary on a free port (or on `port`, for a restart), ready when /readyz is 200.
-// A short drain: a restart must not wait on open event streams.
-async function serve(bin, work, port) {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const p = port || await freePort();
-    const log = openSync(join(work, `server-${Date.now()}.log`), 'w');
-    const proc = spawn(bin, ['serve'], { stdio: ['ignore', log, log],
-      env: { ...process.env, RECALLGATE_ADDR: `127.0.0.1:${p}`, RECALLGATE_DRAIN_TIMEOUT: '1' } });
-    const base = `http://127.0.0.1:${p}`;
-    const deadline = Date.now() + 60000;
-    while (Date.now() < deadline && proc.exitCode === null) {
-      try {
-        if ((await fetch(`${base}/readyz`)).status === 200)
-          return { proc, base, port: p };
-      } catch { /* not listening yet */ }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    if (proc.exitCode === null) {
-      proc.kill('SIGTERM');
-      fail(`the server on ${base} was not ready within 60 s (log in ${work})`);
-    }
-    console.log(`browser_dashboard: the server exited on port ${p}; trying again`);
-    await new Promise((r) => setTimeout(r, 500));
+// Serves the binary with scripts/rg-launch on a free port (or on `port`, for a restart), ready
+// when /readyz is 200; `tokens` ("name:tenant:scopes") are minted first. A short drain: a
+// restart must not wait on open event streams.
+async function serve(bin, work, port, tokens = []) {
+  const args = ['--ready', '/readyz', '--log', join(work, `server-${Date.now()}.log`)];
+  if (port)
+    args.push('--port', String(port));
+  for (const t of tokens)
+    args.push('--token', t);
+  try {
+    return await launch(bin, args, { env: { ...process.env, RECALLGATE_DRAIN_TIMEOUT: '1' } });
+  } catch (e) {
+    fail(`the server did not start (logs in ${work}): ${e.message}`);
   }
-  fail(`the server did not start (logs in ${work})`);
-}
-
-function stop(proc) {
-  return new Promise((resolve) => {
-    if (proc.exitCode !== null)
-      return resolve();
-    proc.once('exit', resolve);
-    proc.kill('SIGTERM');
-  });
 }
 
 // The API, as the test's own client (seeding and changes behind the page's back).
@@ -262,10 +224,10 @@ async function main() {
   const { chromium } = await playwright();
 
   const tenant = `ui-${randomBytes(6).toString('hex')}`;
-  const admin = token(bin, tenant, 'admin', 'admin');
-  const reader = token(bin, tenant, 'memory:read', 'reader');
   const work = mkdtempSync(join(tmpdir(), 'rg-browser-'));
-  let { proc, base, port } = await serve(bin, work);
+  let srv = await serve(bin, work, 0, [`admin:${tenant}:admin`, `reader:${tenant}:memory:read`]);
+  const { admin, reader } = srv.tokens;
+  const { url: base, port } = srv;
   const outage = { on: false };
   console.log(`browser_dashboard: tenant ${tenant}, server ${base}, chromium ${CHROMIUM}`);
   const call = api(base, admin);
@@ -379,8 +341,8 @@ async function main() {
     // 4b. A drop: the server restarts, a change commits before the page reconnects, and the
     // timeline still shows it (the stream resumes with Last-Event-ID; polling with after=).
     outage.on = true;
-    await stop(proc);
-    ({ proc } = await serve(bin, work, port));
+    await srv.stop();
+    srv = await serve(bin, work, port);
     await call('PUT', `/v1/memory/sources/${s.deploys.source_id}/classification`,
       { expected_revision: 1, classification: 'cold' });
     await live.locator('li[data-action="source.classification.updated"]')
@@ -484,7 +446,7 @@ async function main() {
   } finally {
     if (browser)
       await browser.close();
-    await stop(proc);
+    await srv.stop();
   }
   check(problems.length === 0, `\n  ${problems.join('\n  ')}`);
   if (docsImg) {

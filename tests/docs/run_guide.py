@@ -28,8 +28,8 @@ provider's path build/tests/integration/fake_provider.
 
 Usage (ctest runs the first form; see tests/docs/CMakeLists.txt):
   run_guide.py --bin BUILD/recallgate --fake BUILD/.../fake_provider [--guide docs/guide]
-      needs DATABASE_URL (migrated); creates a fresh tenant docs-<random> with an admin token,
-      serves the binary on a free port, runs the guide, stops the server.
+      needs DATABASE_URL (migrated); scripts/rg-launch mints an admin token of a fresh tenant
+      docs-<random> and serves the binary on a free port; runs the guide, stops the server.
   run_guide.py --url http://127.0.0.1:8080 --token-file .data/admin-token --fake PATH
       runs the guide against a server that is already running (use a fresh tenant's token).
 
@@ -44,7 +44,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -53,6 +52,9 @@ import urllib.error
 import urllib.request
 
 from guide_match import Answer, Expected, Failure, capture, check
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fleet"))
+from fleet_proc import FleetError, Launched  # noqa: E402 (the fleet library: scripts/rg-launch)
 
 GUIDE_URL = "http://127.0.0.1:8080"
 GUIDE_TOKEN_FILE = ".data/admin-token"
@@ -248,12 +250,6 @@ def run_page(page, env, root, work, counts):
 # The server
 
 
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def get(url, timeout=2):
     try:
         with urllib.request.urlopen(url, timeout=timeout) as r:
@@ -262,41 +258,14 @@ def get(url, timeout=2):
         return e.code
 
 
-def start_server(binary, work):
-    """Serve on a free port (a port taken between the probe and the bind: try another)."""
-    for attempt in range(5):
-        port = free_port()
-        log = open(os.path.join(work, f"server-{attempt}.log"), "wb")
-        env = dict(os.environ, RECALLGATE_ADDR=f"127.0.0.1:{port}")
-        proc = subprocess.Popen([binary, "serve"], stdout=log, stderr=log, env=env,
-                                start_new_session=True)
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.time() + 60
-        while time.time() < deadline and proc.poll() is None:
-            try:
-                if get(url + "/readyz") == 200:
-                    return proc, url
-            except (OSError, urllib.error.URLError):
-                pass
-            time.sleep(0.1)
-        if proc.poll() is None:
-            proc.terminate()
-            proc.wait()
-            raise Failure(f"the server on {url} was not ready within 60 s (log: {log.name})")
-        log.close()
-        print(f"the server exited ({proc.returncode}) on port {port}; trying another port", flush=True)
-    raise Failure(f"the server did not start (logs in {work})")
-
-
-def stop_server(proc):
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    return proc.returncode
+def start_server(binary, work, tenant):
+    """scripts/rg-launch: the admin token of a fresh tenant, and the binary served on a free
+    port until /readyz answers 200."""
+    try:
+        return Launched(binary, ["--ready", "/readyz", "--token", f"admin:{tenant}:admin"],
+                        log_path=os.path.join(work, "server.log"))
+    except FleetError as e:
+        raise Failure(str(e))
 
 
 def main():
@@ -328,14 +297,11 @@ def main():
             if not args.bin or not os.environ.get("DATABASE_URL"):
                 raise Failure("--bin and DATABASE_URL (a migrated database) are required")
             tenant = "docs-" + secrets.token_hex(6)
-            tok = subprocess.run([args.bin, "token", "create", "--tenant", tenant, "--scopes",
-                                  "admin", "--name", "admin"], capture_output=True, text=True)
-            if tok.returncode != 0:
-                raise Failure(f"token create failed ({tok.returncode}): {tok.stderr.strip()}")
+            server = start_server(os.path.abspath(args.bin), work, tenant)
+            url = server.url
             token_file = os.path.join(work, "admin-token")
             with open(token_file, "w") as f:
-                f.write(tok.stdout.strip() + "\n")
-            server, url = start_server(os.path.abspath(args.bin), work)
+                f.write(server.tokens["admin"] + "\n")
             print(f"docs_guide: tenant {tenant}, server {url}", flush=True)
         try:
             get(url + "/healthz")
@@ -358,7 +324,7 @@ def main():
         failures += 1
     finally:
         if server is not None:
-            rc = stop_server(server)
+            rc = server.stop(15)
             if rc != 0:
                 print(f"docs_guide: FAIL: the server exited {rc} (logs in {work})", flush=True)
                 failures += 1

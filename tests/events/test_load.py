@@ -3,13 +3,16 @@ thread and no database connection and each gets the next commit; a reader that n
 closed once its unsent backlog passes 1 MiB, while writers and the other streams go on."""
 import argparse
 import json
+import os
 import resource
 import socket
+import sys
 import tempfile
 import threading
 import time
 
-from rg import Instance, Stream, check, own_database, put_mode, token, unique
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fleet"))
+from fleet_events import Instance, Stream, check, own_database, put_mode, token, unique
 
 SCOPES = ["events:read", "memory:admin", "audit:read"]
 
@@ -67,7 +70,7 @@ def test_idle_streams(inst, binary, n):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, n + 512)), hard))
     tok = token(binary, unique("idle"), SCOPES)
-    rss0, threads0 = proc_status(inst.proc.pid)
+    rss0, threads0 = proc_status(inst.pid)
     open0 = inst.metric("recallgate_event_streams")
     socks = []
     for _ in range(n):
@@ -78,7 +81,7 @@ def test_idle_streams(inst, binary, n):
         check(b" 200 " in head.split(b"\r\n")[0] and b"retry: 2000" in head,
               f"stream opened: {head[:80]!r}")
     time.sleep(0.5)
-    rss1, threads1 = proc_status(inst.proc.pid)
+    rss1, threads1 = proc_status(inst.pid)
     check(inst.metric("recallgate_event_streams") == open0 + n, f"{n} more streams open")
     check(inst.metric("recallgate_db_pool_in_use") == 0, "idle streams hold no connection")
     check(threads1 == threads0, f"idle streams hold no thread ({threads0} → {threads1})")

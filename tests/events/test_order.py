@@ -8,12 +8,14 @@ import json
 import os
 import random
 import statistics
+import sys
 import tempfile
 import threading
 import time
 
-from rg import (Instance, Session, Stream, check, fail, own_database, put_mode, token,
-                unique, with_db)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fleet"))
+from fleet_events import (Instance, Session, Stream, check, fail, own_database, put_mode,
+                          token, unique, with_db)
 
 SCOPES = ["events:read", "memory:admin", "memory:read", "audit:read"]
 

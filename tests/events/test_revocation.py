@@ -3,10 +3,13 @@ everywhere'): a token deleted through one instance is refused by the other withi
 an instance's listener is down it caches no token, and it reconnects by itself. Runs on a
 database of its own (the test closes it to new connections)."""
 import argparse
+import os
+import sys
 import tempfile
 import time
 
-from rg import Instance, Stream, check, own_database, psql, token, unique, with_db
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fleet"))
+from fleet_events import Instance, Stream, check, own_database, psql, token, unique, with_db
 
 SCOPES = ["admin", "memory:read", "events:read"]
 
@@ -70,7 +73,7 @@ def test_listener_down(a, b, binary, admin_url, db):
     psql(admin_url, f'ALTER DATABASE "{db}" WITH ALLOW_CONNECTIONS false')
     try:
         psql(admin_url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
-                        f"application_name = 'recallgate events {b.proc.pid}'")
+                        f"application_name = 'recallgate events {b.pid}'")
         check(wait_metric(b, "recallgate_event_listener_up", 0, 5) is not None,
               "B notices its listener is down")
         # B cannot hear deletions now: it must not serve the token from a cache.

@@ -1,10 +1,13 @@
 """GET /v1/events on one instance: the stream's shape, filters, positions, refusals, tenant
 isolation, the stream limit, token deletion and the drain (docs/events.md)."""
 import argparse
+import os
+import sys
 import tempfile
 import time
 
-from rg import Instance, Stream, check, own_database, put_mode, token, unique
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fleet"))
+from fleet_events import Instance, Stream, check, own_database, put_mode, token, unique
 
 SCOPES = ["events:read", "memory:admin", "memory:read", "audit:read", "admin"]
 
@@ -188,7 +191,7 @@ def test_max_streams(binary, log_dir):
         streams.extend(others)
         # Drain: SIGTERM ends every stream at once, and the process exits 0.
         t0 = time.time()
-        inst.proc.send_signal(15)
+        inst.signal(15)
         for x in streams[1:]:
             while x.next_event() is not None:
                 pass

@@ -1,6 +1,8 @@
 """The fleet topology of docker/compose.yaml on this machine, without Docker: a PostgreSQL
 cluster of its own, `recallgate migrate`, N `recallgate serve` instances and nginx in front of
 them with docker/nginx.conf, used verbatim. Real components only; Python's standard library.
+The instances, their ports and the tokens come from scripts/rg-launch (fleet_proc.Launched),
+like every server of the test suite; the cluster, nginx and the faults are this file's.
 
     import fleet
     args = fleet.parse_args("what this test checks")
@@ -37,13 +39,13 @@ PG_OPTS = os.environ.get(
     "RG_FLEET_PG_OPTS",
     "-c fsync=on -c synchronous_commit=on -c full_page_writes=on -c max_connections=100")
 
-from fleet_proc import (Client, FleetError, Response, alive, children_of, fail, free_port,
-                        get_status, identity, log, metric, parse_args, run, spawn,
-                        still_running, tail)
+from fleet_proc import (Client, FleetError, Launched, Response, alive, children_of, fail,
+                        free_port, get_status, identity, log, metric, parse_args, run, spawn,
+                        still_running, tail, token)
 from fleet_ledger import Writers, requests_served, wait_served, writes_served
 
 # What tests use as fleet.X (the helpers live in fleet_proc.py and fleet_ledger.py).
-__all__ = ["Client", "Fleet", "FleetError", "Response", "Writers", "fail", "free_port",
+__all__ = ["Client", "Fleet", "FleetError", "Launched", "Response", "Writers", "fail", "free_port",
            "get_status", "log", "main", "metric", "parse_args", "requests_served", "run",
            "spawn", "tail", "wait_served", "writes_served"]
 
@@ -131,58 +133,44 @@ class Postgres:
 
 
 class Instance:
-    """One `recallgate serve` on a fixed loopback port."""
+    """One `recallgate serve` started by scripts/rg-launch (fleet_proc.Launched); its first
+    start picks a free port, and every restart reuses it (nginx's upstream names it)."""
 
-    def __init__(self, fleet, index, port, env):
+    def __init__(self, fleet, index, env):
         self.fleet = fleet
         self.name = f"recallgate-{index}"
-        self.port = port
-        self.url = f"http://127.0.0.1:{port}"
+        self.port = None
+        self.url = None
         self.env = env
-        self.proc = None
+        self.server = None
         self.log_path = os.path.join(fleet.dir, f"{self.name}.log")
         self.pids_seen = set()
 
     @property
     def pid(self):
-        return self.proc.pid if self.proc else None
+        return self.server.pid if self.server else None
 
-    def start(self, ready_timeout=20):
+    def start(self, ready_timeout=20, launch_args=()):
         env = dict(os.environ)
         env.update(self.env)
-        env["RECALLGATE_ADDR"] = f"127.0.0.1:{self.port}"
-        self.proc = spawn([self.fleet.bin, "serve"], self.log_path, env=env)
-        self.pids_seen.add(identity(self.proc.pid))
-        deadline = time.monotonic() + ready_timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                fail(f"{self.name} exited {self.proc.returncode} at start:\n"
-                     f"{tail(self.log_path)}")
-            if get_status(self.url, "/readyz", timeout=1.0) == 200:
-                return
-            time.sleep(0.05)
-        fail(f"{self.name} not ready within {ready_timeout} s:\n{tail(self.log_path)}")
+        args = ["--ready", "/readyz"] + list(launch_args)
+        if self.port:
+            args += ["--port", str(self.port)]
+        self.server = Launched(self.fleet.bin, args, log_path=self.log_path, env=env,
+                               ready_timeout=ready_timeout)
+        self.pids_seen |= self.server.identities()
+        self.port, self.url = self.server.port, self.server.url
 
     def signal(self, sig):
-        self.proc.send_signal(sig)
+        self.server.signal(sig)
 
     def wait(self, timeout):
         """The exit status (negative: the signal), or None if still running."""
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return None
+        return self.server.wait(timeout)
 
     def stop(self, timeout=15):
         """SIGTERM and wait: its exit status, or None after a SIGKILL (it did not stop)."""
-        if self.proc is None or self.proc.poll() is not None:
-            return self.proc.returncode if self.proc else 0
-        self.proc.terminate()
-        status = self.wait(timeout)
-        if status is None:
-            self.proc.kill()
-            self.proc.wait()
-        return status
+        return self.server.stop(timeout) if self.server else 0
 
     def metrics(self):
         c = Client(self.url, timeout=5)
@@ -354,11 +342,10 @@ class Fleet:
         env.setdefault("RECALLGATE_TRUST_PROXY", "1")
         env["DATABASE_URL"] = self.pg.url
         self.db_env = env
-        run([self.bin, "migrate"], env=dict(os.environ, DATABASE_URL=self.pg.url))
         for i in range(self.n):
-            inst = Instance(self, i + 1, free_port(), env)
+            inst = Instance(self, i + 1, env)
             self.instances.append(inst)
-            inst.start()
+            inst.start(launch_args=["--migrate"] if i == 0 else ())
         self.gateway = Gateway(self, free_port(), self.nginx)
         self.gateway.configure(self.instances)
         self.gateway.start()
@@ -418,9 +405,8 @@ class Fleet:
     def token(self, scopes, tenant=None, name="fleet"):
         """A new bearer token (of a new tenant unless one is named)."""
         tenant = tenant or f"fleet-{os.getpid()}-{random.getrandbits(32):08x}"
-        p = run([self.bin, "token", "create", "--tenant", tenant, "--scopes", scopes,
-                 "--name", name], env=dict(os.environ, DATABASE_URL=self.pg.url))
-        return p.stdout.strip()
+        return token(self.bin, tenant, scopes, name,
+                     env=dict(os.environ, DATABASE_URL=self.pg.url))
 
     def psql(self, sql, timeout=60):
         """Rows of a query as lists of strings (psql -tA, fields split at '|')."""

@@ -1,5 +1,6 @@
 """Processes, ports and HTTP for the fleet tests: failures and logging, children that die
-with the test, free ports, and a small HTTP client. fleet.py re-exports what tests use
+with the test, scripts/rg-launch (servers, databases, tokens, free ports: Launched), and a
+small HTTP client. fleet.py re-exports what tests use
 (fleet.Client, fleet.fail, fleet.log, ...); tests import fleet, not this module."""
 
 import argparse
@@ -7,10 +8,9 @@ import ctypes
 import http.client
 import json
 import os
-import random
+import select
 import shlex
 import signal
-import socket
 import subprocess
 import time
 
@@ -125,33 +125,126 @@ def tail(path, n=30):
         return "(no log)\n"
 
 
-_ports_taken = set()
+# ---------------------------------------------------------------------------------------------
+# scripts/rg-launch: every server, database, token and port of these tests comes from it
+
+LAUNCH = os.environ.get("RG_LAUNCH") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "rg-launch")
 
 
 def free_port():
-    """A TCP port on 127.0.0.1 below the ephemeral range (as scripts/lib/common.sh picks)."""
-    lo, hi = 20000, 32767
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-            eph = int(f.read().split()[0])
-            if eph > lo + 1000:
-                hi = eph - 1
-    except (OSError, ValueError):
-        pass
-    for _ in range(200):
-        port = random.randint(lo, hi)
-        if port in _ports_taken:
-            continue
-        s = socket.socket()
+    """A free TCP port on 127.0.0.1 (`rg-launch port`: scripts/lib/common.sh's rg_free_port)."""
+    return int(run([LAUNCH, "port"], timeout=30).stdout.strip())
+
+
+def launch_once(args, env=None):
+    """The JSON of a run of rg-launch that starts nothing lasting (--no-server, tokens)."""
+    p = run([LAUNCH, "--no-server"] + args, timeout=120, env=env)
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def token(binary, tenant, scopes, name="test", env=None):
+    """A new bearer token (scopes: a list or a comma-separated string)."""
+    if not isinstance(scopes, str):
+        scopes = ",".join(scopes)
+    return launch_once(["--bin", binary, "--token", f"{name}:{tenant}:{scopes}"],
+                       env=env)["tokens"][name]
+
+
+class Launched:
+    """One run of scripts/rg-launch that holds something: `recallgate serve` (pid, port, url,
+    log) and/or a database of its own (database_url, database), with its tokens. The launcher
+    is this process's child and ends when this process dies (its standard input closes);
+    the server it started is a grandchild, signalled by pid.
+
+        s = Launched(binary, ["--ready", "/readyz"], log_path="x.log", env={...})
+        s.url, s.port, s.pid, s.tokens["admin"]
+        s.signal(signal.SIGTERM); s.wait(10)   # the exit status (negative: the signal)
+        s.stop()                               # SIGTERM and wait; SIGKILL after timeout
+    """
+
+    def __init__(self, binary, args=(), log_path=None, env=None, ready_timeout=60):
+        cmd = [LAUNCH, "--bin", binary, "--ready-timeout", str(ready_timeout)] + list(args)
+        if log_path:
+            cmd += ["--log", log_path]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     env=env, preexec_fn=_die_with_parent, close_fds=True)
+        self._buf = b""
+        self.status = None
+        line = self._line(ready_timeout + 30)
+        if line is None:
+            self.proc.kill()
+            rc = self.proc.wait()
+            fail(f"rg-launch {shlex.join(cmd[1:])} failed ({rc}; its stderr above)"
+                 + (f":\n{tail(log_path)}" if log_path else ""))
+        self.info = json.loads(line)
+        self.pid = self.info["pid"]
+        self.port = self.info["port"]
+        self.url = self.info["url"]
+        self.tokens = self.info["tokens"]
+        self.database_url = self.info["database_url"]
+        self.database = self.info["database"]
+        self.running = self.pid is not None
+
+    def _line(self, timeout):
+        """The launcher's next line of JSON, or None (timeout, or it ended)."""
+        deadline = time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buf:
+            left = max(0.0, deadline - time.monotonic())  # 0: look once
+            if not select.select([fd], [], [], left)[0]:
+                return None
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                return None
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return line.decode()
+
+    def identities(self):
+        """identity() of the launcher and of the server (for a leftover check)."""
+        return {identity(p) for p in (self.proc.pid, self.pid) if p}
+
+    def signal(self, sig):
+        if self.running:
+            os.kill(self.pid, sig)
+
+    def wait(self, timeout):
+        """The server's exit status (negative: the signal that ended it), or None while it
+        still runs."""
+        if self.running:
+            line = self._line(timeout)
+            if line is None:
+                return None
+            st = json.loads(line)["exit"]
+            self.status = -(st - 128) if st > 128 else st
+            self.running = False
+            self.close()
+        return self.status
+
+    def stop(self, timeout=20):
+        """SIGTERM and wait: the exit status, or None after a SIGKILL (it did not stop)."""
+        if not self.running:
+            return self.status
+        self.signal(signal.SIGTERM)
+        st = self.wait(timeout)
+        if st is None:
+            self.signal(signal.SIGKILL)
+            self.wait(30)
+        return st
+
+    def close(self):
+        """Ends the launcher (a stop request: a server it holds stops, its database is
+        dropped) and reaps it."""
+        if self.proc.stdin:
+            self.proc.stdin.close()
+            self.proc.stdin = None
         try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            continue
-        finally:
-            s.close()
-        _ports_taken.add(port)
-        return port
-    fail("no free TCP port on 127.0.0.1")
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
 
 
 # ---------------------------------------------------------------------------------------------

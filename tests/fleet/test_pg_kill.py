@@ -76,7 +76,7 @@ def test():
         if lost:
             fleet.fail(f"{len(lost)} acknowledged writes are not in the database: {lost[:10]}")
         now = [i.pid for i in f.instances] + [f.gateway.proc.pid]
-        dead = [i.name for i in f.instances if i.proc.poll() is not None]
+        dead = [i.name for i in f.instances if i.wait(0) is not None]
         if f.gateway.proc.poll() is not None:
             dead.append("nginx")
         if dead or now != pids:

@@ -42,16 +42,21 @@ void it_cleanup(void);
 /* ---------------------------------------------------------------- the server */
 
 struct it_server {
-	pid_t pid; /* 0 when not running */
+	pid_t pid; /* the server's; 0 when not running */
 	int port;
 	char base_url[64];   /* "http://127.0.0.1:<port>" (or the host it_server_start_on named) */
 	char log_path[1024]; /* server stdout+stderr */
+	/* scripts/rg-launch, which started the server and reports its exit (harness_server.c) */
+	pid_t launcher;
+	int to_launcher, from_launcher;
+	char out_buf[512];
+	size_t out_len;
 };
 
-/* Fork+exec `RG_BIN_PATH serve` with the current environment plus
- * RECALLGATE_ADDR=127.0.0.1:<free port> plus extra_env (NULL-terminated "NAME=value"
- * entries that override; an entry "NAME" without '=' removes NAME). Waits up to 10 s for
- * GET /healthz 200. Returns 0, or -1 after printing why (the log tail included). */
+/* `RG_BIN_PATH serve` started by scripts/rg-launch (RG_LAUNCH_PATH) with the current
+ * environment plus extra_env (NULL-terminated "NAME=value" entries that override; an entry
+ * "NAME" without '=' removes NAME) plus RECALLGATE_ADDR=127.0.0.1:<free port>. Waits up to
+ * 10 s for GET /healthz 200. Returns 0, or -1 after printing why (the log tail included). */
 int it_server_start(struct it_server *s, const char *const *extra_env);
 /* The same, listening on host (RECALLGATE_ADDR's form: "[::1]", "[::]", "0.0.0.0"); base_url
  * reaches a wildcard address through loopback ([::1] or 127.0.0.1). */
@@ -102,7 +107,7 @@ pid_t it_spawn(const char *path, char *const argv[], const char *const *env_chan
  * waitpid failed, or -2 when it is still running (it is left running; 0 ms: just a poll). */
 int it_wait_pid(pid_t pid, double timeout_ms);
 
-/* a TCP port on 127.0.0.1 that was free a moment ago, or -1 */
+/* a TCP port on 127.0.0.1 that was free a moment ago (`rg-launch port`), or -1 */
 int it_free_port(void);
 
 /* ================================================================ harness_http.c */
@@ -201,8 +206,8 @@ void it_expect_field_at(const struct it_resp *r, const char *field, const char *
 
 /* ---------------------------------------------------------------- tokens and names */
 
-/* new: `recallgate token create --tenant .. --scopes .. --name ..` → the token string (no
- * newline), or NULL after printing why (exit status, stderr). */
+/* new: `recallgate token create --tenant .. --scopes .. --name ..` (name NULL: "cli"), run
+ * by scripts/rg-launch --token → the token string, or NULL after printing why. */
 char *it_token(const char *tenant, const char *scopes, const char *name);
 
 /* new: "<prefix>-<pid>-<unix time>-<counter>", valid as tenant, thread id and token name. */

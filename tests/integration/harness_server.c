@@ -1,7 +1,8 @@
 /*
  * harness_server.c — see harness.h: the recallgate binary under test (RG_BIN_PATH, compiled
  * in by CMake). Process setup, the environment and spawning of children, the server on a
- * free port (start, stop, signals, its log) and one-shot runs of the CLI.
+ * free port through scripts/rg-launch (RG_LAUNCH_PATH: start, stop, signals, its log) and
+ * one-shot runs of the CLI.
  */
 #include "harness.h"
 
@@ -16,15 +17,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <curl/curl.h>
 
 #include "harness_internal.h"
+
+#ifndef RG_LAUNCH_PATH
+#error "RG_LAUNCH_PATH (scripts/rg-launch) must be defined by the build"
+#endif
 
 #ifndef IT_LOG_DIR
 #define IT_LOG_DIR "."
@@ -111,10 +113,11 @@ static char **build_env(const char *const *changes, const char *extra)
 	return envp;
 }
 
-/* fork + exec path; the child's stdout/stderr go to out_fd/err_fd (-1: /dev/null).
- * The child gets SIGTERM when this process dies, so no server outlives a crashed test. */
-static pid_t spawn(const char *path, char *const argv[], char *const envp[], int out_fd,
-		   int err_fd)
+/* fork + exec path; the child's stdin/stdout/stderr are in_fd/out_fd/err_fd (-1:
+ * /dev/null). The child gets SIGTERM when this process dies, so no server outlives a crashed
+ * test. */
+static pid_t spawn(const char *path, char *const argv[], char *const envp[], int in_fd,
+		   int out_fd, int err_fd)
 {
 	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	pid_t pid = fork();
@@ -125,7 +128,8 @@ static pid_t spawn(const char *path, char *const argv[], char *const envp[], int
 	}
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (dup2(devnull, 0) < 0 || dup2(out_fd >= 0 ? out_fd : devnull, 1) < 0 ||
+		if (dup2(in_fd >= 0 ? in_fd : devnull, 0) < 0 ||
+		    dup2(out_fd >= 0 ? out_fd : devnull, 1) < 0 ||
 		    dup2(err_fd >= 0 ? err_fd : devnull, 2) < 0)
 			_exit(127);
 		for (int fd = 3; fd < 1024; fd++)
@@ -152,7 +156,7 @@ pid_t it_spawn(const char *path, char *const argv[], const char *const *env_chan
 	       int err_fd)
 {
 	char **envp = build_env(env_changes, NULL);
-	pid_t pid = spawn(path, argv, envp, out_fd, err_fd);
+	pid_t pid = spawn(path, argv, envp, -1, out_fd, err_fd);
 	int saved = errno;
 	free(envp);
 	errno = saved;
@@ -175,23 +179,99 @@ int it_wait_pid(pid_t pid, double timeout_ms)
 	}
 }
 
+/* ================================================================ the launcher */
+
+/* The launcher's next line (NUL-terminated, without its '\n') into line: 1, 0 when none came
+ * within timeout_ms, -1 when it closed its output first. */
+static int launcher_line(struct it_server *s, char *line, size_t cap, double timeout_ms)
+{
+	double deadline = now_ms() + timeout_ms;
+	for (;;) {
+		char *nl = memchr(s->out_buf, '\n', s->out_len);
+		if (nl) {
+			size_t n = (size_t)(nl - s->out_buf);
+			snprintf(line, cap, "%.*s", (int)n, s->out_buf);
+			s->out_len -= n + 1;
+			memmove(s->out_buf, nl + 1, s->out_len);
+			return 1;
+		}
+		double left = deadline - now_ms();
+		if (left < 0)
+			return 0;
+		struct pollfd pfd = {s->from_launcher, POLLIN, 0};
+		int r = poll(&pfd, 1, (int)left);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r == 0 ? 0 : -1;
+		if (s->out_len == sizeof s->out_buf)
+			return -1; /* a line longer than any the launcher prints */
+		ssize_t got = read(s->from_launcher, s->out_buf + s->out_len,
+				   sizeof s->out_buf - s->out_len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return -1;
+		s->out_len += (size_t)got;
+	}
+}
+
+/* Closes the pipes to the launcher and reaps it (it ends once the server has). */
+static void launcher_end(struct it_server *s)
+{
+	if (s->to_launcher >= 0)
+		close(s->to_launcher);
+	if (s->launcher > 0 && it_wait_pid(s->launcher, 30000) == -2) {
+		kill(s->launcher, SIGKILL);
+		(void)it_wait_pid(s->launcher, 5000);
+	}
+	if (s->from_launcher >= 0)
+		close(s->from_launcher);
+	s->to_launcher = s->from_launcher = -1;
+	s->launcher = 0;
+	s->pid = 0;
+}
+
+/* The server's exit status from the launcher's {"exit":N} line (N: 0..255, 128+signal), -1
+ * when the launcher ended without one, -2 when none came within timeout_ms. */
+static int launcher_exit(struct it_server *s, double timeout_ms)
+{
+	char line[256];
+	int got = launcher_line(s, line, sizeof line, timeout_ms);
+	if (got == 0)
+		return -2;
+	int st = -1;
+	json_t *doc = got > 0 ? json_loads(line, 0, NULL) : NULL;
+	if (doc && json_is_integer(json_object_get(doc, "exit")))
+		st = (int)json_integer_value(json_object_get(doc, "exit"));
+	json_decref(doc);
+	launcher_end(s);
+	return st;
+}
+
 int it_free_port(void)
 {
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
+	int out[2];
+	if (pipe2(out, O_CLOEXEC) != 0)
 		return -1;
-	struct sockaddr_in a;
-	memset(&a, 0, sizeof a);
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	a.sin_port = 0;
-	socklen_t len = sizeof a;
-	int port = -1;
-	if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	close(fd);
-	return port;
+	char *argv[] = {(char *)RG_LAUNCH_PATH, (char *)"port", NULL};
+	pid_t pid = it_spawn(RG_LAUNCH_PATH, argv, NULL, out[1], STDERR_FILENO);
+	close(out[1]);
+	char text[32] = "";
+	size_t len = 0;
+	ssize_t n;
+	while (pid > 0 && len < sizeof text - 1 &&
+	       (n = read(out[0], text + len, sizeof text - 1 - len)) != 0) {
+		if (n < 0 && errno != EINTR)
+			break;
+		len += n > 0 ? (size_t)n : 0;
+	}
+	text[len] = '\0';
+	close(out[0]);
+	if (pid < 0 || it_wait_pid(pid, 30000) != 0)
+		return -1;
+	int port = atoi(text);
+	return port > 0 ? port : -1;
 }
 
 /* ================================================================ the server */
@@ -210,91 +290,76 @@ static void print_log_tail(const struct it_server *s)
 	free(log);
 }
 
-static bool healthz_ok(const struct it_server *s)
+int it_server_start(struct it_server *s, const char *const *extra_env)
 {
-	struct it_resp r;
-	int rc = it_request(s, "GET", "/healthz", NULL, NULL, NULL, &r);
-	bool ok = rc == 0 && r.status == 200;
-	it_resp_free(&r);
-	return ok;
+	return it_server_start_on(s, "127.0.0.1", extra_env);
 }
 
-static int start_once(struct it_server *s, const char *listen_host, const char *const *extra_env,
-		      int attempt)
+/* scripts/rg-launch picks the port (another one when the server exits before it is ready:
+ * the port was taken meanwhile), waits for /healthz and prints one line of JSON; its stdin
+ * is a pipe from here, so it stops the server when this process ends. */
+int it_server_start_on(struct it_server *s, const char *host, const char *const *extra_env)
 {
 	static atomic_uint log_counter;
-	char addr[64];
-	int port = it_free_port();
-	if (port <= 0) {
-		fprintf(stderr, "it_server_start: no free port: %s\n", strerror(errno));
-		return -1;
-	}
 	memset(s, 0, sizeof *s);
-	s->port = port;
-	/* the wildcard addresses are reached through loopback */
-	const char *client_host = strcmp(listen_host, "[::]") == 0	 ? "[::1]"
-				  : strcmp(listen_host, "0.0.0.0") == 0 ? "127.0.0.1"
-									 : listen_host;
-	snprintf(s->base_url, sizeof s->base_url, "http://%s:%d", client_host, port);
-	snprintf(addr, sizeof addr, "RECALLGATE_ADDR=%s:%d", listen_host, port);
+	s->to_launcher = s->from_launcher = -1;
 	/* one file per server of this executable, overwritten by the next run */
 	snprintf(s->log_path, sizeof s->log_path, "%s/%s-server%u.log", IT_LOG_DIR,
 		 program_invocation_short_name, atomic_fetch_add(&log_counter, 1u));
-
 	int log_fd = open(s->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (log_fd < 0) {
 		fprintf(stderr, "it_server_start: cannot open %s: %s\n", s->log_path,
 			strerror(errno));
 		return -1;
 	}
-	char **envp = build_env(extra_env, addr);
-	char *argv[] = {(char *)RG_BIN_PATH, (char *)"serve", NULL};
-	pid_t pid = spawn(RG_BIN_PATH, argv, envp, log_fd, log_fd);
-	free(envp);
 	close(log_fd);
-	if (pid < 0) {
-		fprintf(stderr, "it_server_start: fork failed: %s\n", strerror(errno));
+
+	int in[2], out[2];
+	if (pipe2(in, O_CLOEXEC) != 0)
+		return -1;
+	if (pipe2(out, O_CLOEXEC) != 0) {
+		close(in[0]);
+		close(in[1]);
 		return -1;
 	}
-	s->pid = pid;
-
-	double deadline = now_ms() + IT_START_TIMEOUT_MS;
-	while (now_ms() < deadline) {
-		int st = it_wait_pid(pid, 0);
-		if (st != -2) {
-			s->pid = 0;
-			fprintf(stderr,
-				"it_server_start: %s serve exited with status %d before answering "
-				"/healthz (attempt %d, port %d)\n",
-				RG_BIN_PATH, st, attempt, port);
-			print_log_tail(s);
-			return -2; /* maybe the port was taken meanwhile: the caller retries */
-		}
-		if (healthz_ok(s))
-			return 0;
-		it_sleep_ms(50);
+	char ready_timeout[16];
+	snprintf(ready_timeout, sizeof ready_timeout, "%d", IT_START_TIMEOUT_MS / 1000);
+	char *argv[] = {(char *)RG_LAUNCH_PATH, (char *)"--bin",  (char *)RG_BIN_PATH,
+			(char *)"--host",	(char *)host,	  (char *)"--log",
+			s->log_path,		(char *)"--ready-timeout", ready_timeout,
+			NULL};
+	char **envp = build_env(extra_env, NULL);
+	pid_t pid = spawn(RG_LAUNCH_PATH, argv, envp, in[0], out[1], STDERR_FILENO);
+	free(envp);
+	close(in[0]);
+	close(out[1]);
+	s->launcher = pid > 0 ? pid : 0;
+	s->to_launcher = in[1];
+	s->from_launcher = out[0];
+	if (pid < 0) {
+		fprintf(stderr, "it_server_start: fork failed: %s\n", strerror(errno));
+		launcher_end(s);
+		return -1;
 	}
-	fprintf(stderr, "it_server_start: GET /healthz did not answer 200 within %d ms (port %d)\n",
-		IT_START_TIMEOUT_MS, port);
-	print_log_tail(s);
-	(void)it_server_stop_within(s, 5);
-	return -1;
-}
 
-int it_server_start(struct it_server *s, const char *const *extra_env)
-{
-	return it_server_start_on(s, "127.0.0.1", extra_env);
-}
-
-int it_server_start_on(struct it_server *s, const char *host, const char *const *extra_env)
-{
-	int rc = -1;
-	for (int attempt = 1; attempt <= 3; attempt++) {
-		rc = start_once(s, host, extra_env, attempt);
-		if (rc != -2)
-			break;
+	char line[2048];
+	int got = launcher_line(s, line, sizeof line, IT_START_TIMEOUT_MS * 3.0 + 30000);
+	json_t *doc = got > 0 ? json_loads(line, 0, NULL) : NULL;
+	json_t *spid = json_object_get(doc, "pid"), *port = json_object_get(doc, "port");
+	const char *url = json_string_value(json_object_get(doc, "url"));
+	if (!json_is_integer(spid) || !json_is_integer(port) || !url ||
+	    strlen(url) >= sizeof s->base_url) {
+		fprintf(stderr, "it_server_start: %s did not start a server (its reason above)\n",
+			RG_LAUNCH_PATH);
+		json_decref(doc);
+		launcher_end(s);
+		return -1;
 	}
-	return rc == 0 ? 0 : -1;
+	s->pid = (pid_t)json_integer_value(spid);
+	s->port = (int)json_integer_value(port);
+	snprintf(s->base_url, sizeof s->base_url, "%s", url);
+	json_decref(doc);
+	return 0;
 }
 
 int it_server_stop_within(struct it_server *s, int timeout_s)
@@ -302,20 +367,20 @@ int it_server_stop_within(struct it_server *s, int timeout_s)
 	if (!s || s->pid <= 0)
 		return -1;
 	kill(s->pid, SIGTERM);
-	int st = it_wait_pid(s->pid, (double)timeout_s * 1000.0);
+	int st = launcher_exit(s, (double)timeout_s * 1000.0);
 	if (st == -2) {
 		fprintf(stderr,
 			"it_server_stop: server (pid %ld) did not exit within %d s of SIGTERM\n",
 			(long)s->pid, timeout_s);
 		kill(s->pid, SIGKILL);
-		(void)it_wait_pid(s->pid, 5000);
+		(void)launcher_exit(s, 5000);
+		launcher_end(s);
 		st = -1;
 	}
 	if (st != 0) {
 		fprintf(stderr, "it_server_stop: exit status %d\n", st);
 		print_log_tail(s);
 	}
-	s->pid = 0;
 	return st;
 }
 
@@ -335,14 +400,13 @@ int it_server_wait(struct it_server *s, int timeout_s)
 {
 	if (!s || s->pid <= 0)
 		return -1;
-	int st = it_wait_pid(s->pid, (double)timeout_s * 1000.0);
+	int st = launcher_exit(s, (double)timeout_s * 1000.0);
 	if (st == -2)
 		return -2;
 	if (st != 0) {
 		fprintf(stderr, "it_server_wait: exit status %d\n", st);
 		print_log_tail(s);
 	}
-	s->pid = 0;
 	return st;
 }
 

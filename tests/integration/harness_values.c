@@ -1,11 +1,12 @@
 /*
  * harness_values.c — see harness.h: what the tests make and read besides requests: tokens
- * from the CLI and unique names for tenants and threads, JSON members, wall-clock time and
+ * (scripts/rg-launch, RG_LAUNCH_PATH) and unique names for tenants and threads, JSON members, wall-clock time and
  * RFC 3339 stamps, the shape of hashes and timestamps, /metrics samples.
  */
 #include "harness.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,29 +18,45 @@
 
 /* ================================================================ tokens and names */
 
+/* `rg-launch --no-server --token NAME:TENANT:SCOPES` (scripts/rg-launch, which also checks
+ * that `token create` printed the token alone) and its JSON's tokens.NAME */
 char *it_token(const char *tenant, const char *scopes, const char *name)
 {
-	const char *args[] = {
-	    "token", "create", "--tenant", tenant, "--scopes", scopes, name ? "--name" : NULL,
-	    name,    NULL};
-	struct it_proc p;
-	if (it_run(args, NULL, 30, &p) != 0) {
-		fprintf(stderr, "it_token: could not run %s\n", RG_BIN_PATH);
+	const char *tname = name ? name : "cli"; /* the CLI's default name */
+	size_t spec_len = strlen(tname) + strlen(tenant) + strlen(scopes) + 3;
+	char *spec = xmalloc(spec_len);
+	snprintf(spec, spec_len, "%s:%s:%s", tname, tenant, scopes);
+	char *argv[] = {(char *)RG_LAUNCH_PATH, (char *)"--no-server", (char *)"--bin",
+			(char *)RG_BIN_PATH,	 (char *)"--token",	    spec,
+			NULL};
+	int out[2];
+	if (pipe2(out, O_CLOEXEC) != 0) {
+		free(spec);
 		return NULL;
 	}
-	char *tok = NULL;
-	if (p.status != 0 || p.out_len < 2 || p.out[p.out_len - 1] != '\n' ||
-	    memchr(p.out, '\n', p.out_len - 1) != NULL) {
-		fprintf(stderr,
-			"it_token: `recallgate token create --tenant %s --scopes %s` exit %d\n"
-			"  stdout: %s\n  stderr: %s\n",
-			tenant, scopes, p.status, p.out, p.err);
-	} else {
-		p.out[p.out_len - 1] = '\0';
-		tok = xstrdup(p.out);
+	pid_t pid = it_spawn(RG_LAUNCH_PATH, argv, NULL, out[1], STDERR_FILENO);
+	close(out[1]);
+	struct buf b = {0};
+	char chunk[1024];
+	ssize_t n;
+	while (pid > 0 && (n = read(out[0], chunk, sizeof chunk)) != 0) {
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0)
+			buf_append(&b, chunk, (size_t)n);
 	}
-	it_proc_free(&p);
-	return tok;
+	close(out[0]);
+	int status = pid > 0 ? it_wait_pid(pid, 60000) : -1;
+	char *text = buf_take(&b, NULL);
+	json_t *doc = status == 0 ? json_loads(text, JSON_DISABLE_EOF_CHECK, NULL) : NULL;
+	const char *tok = json_string_value(json_object_get(json_object_get(doc, "tokens"), tname));
+	char *copy = tok ? xstrdup(tok) : NULL;
+	if (!copy)
+		fprintf(stderr, "it_token: `rg-launch --token %s` exit %d: %s\n", spec, status, text);
+	json_decref(doc);
+	free(text);
+	free(spec);
+	return copy;
 }
 
 char *it_unique(const char *prefix)

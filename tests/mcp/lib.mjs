@@ -1,14 +1,14 @@
 // Helpers for the MCP tests: the real recallgate binary on a free port against the migrated
-// PostgreSQL of DATABASE_URL (like tests/integration/harness.h), tokens from its CLI, /v1
+// PostgreSQL of DATABASE_URL, and tokens, both from scripts/rg-launch (as every harness), /v1
 // calls with fetch, an SDK client, and a small loopback proxy. Nothing here skips: a missing
 // binary, database or package is an error.
-import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import net from 'node:net';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+import { launch, token as launchToken } from '../lib/launch.mjs';
 
 export const BIN = process.env.RG_BIN;
 if (!BIN) throw new Error('RG_BIN (the recallgate binary) is not set');
@@ -18,44 +18,18 @@ export function unique(prefix) {
   return `${prefix}-${process.pid}-${randomBytes(4).toString('hex')}`;
 }
 
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-// Starts `recallgate serve`; resolves { url, stop } once /healthz answers.
+// Starts `recallgate serve` with scripts/rg-launch (tests/lib/launch.mjs): resolves
+// { url, stop } once /healthz answers; stop resolves to the exit status. The server's log
+// (level warn) goes to this process's stderr.
 export async function startServer(env = {}) {
-  const port = await freePort();
-  const child = spawn(BIN, ['serve'], {
-    env: { ...process.env, RECALLGATE_ADDR: `127.0.0.1:${port}`, RECALLGATE_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const srv = await launch(BIN, [], {
+    env: { ...process.env, RECALLGATE_LOG_LEVEL: 'warn', ...env },
   });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    if (child.exitCode !== null) throw new Error(`recallgate exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch { /* not yet listening */ }
-    await new Promise((r) => setTimeout(r, 100));
-    if (i === 99) throw new Error('recallgate did not answer /healthz within 10 s');
-  }
-  const stop = () => new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve(child.exitCode);
-    child.once('exit', (code) => resolve(code));
-    child.kill('SIGTERM');
-  });
-  return { url, stop };
+  return { url: srv.url, stop: () => srv.stop() };
 }
 
 export function token(tenant, scopes, name = 'mcp-test') {
-  return execFileSync(BIN, ['token', 'create', '--tenant', tenant, '--scopes', scopes, '--name', name],
-    { encoding: 'utf8' }).trim();
+  return launchToken(BIN, tenant, scopes, name);
 }
 
 // A /v1 call: { status, body } (body parsed when JSON).
@@ -99,10 +73,9 @@ export async function startProxy(targets, addHeaders = {}) {
     up.on('error', () => { res.writeHead(502); res.end(); });
     req.pipe(up);
   });
-  const port = await freePort();
-  await new Promise((r) => server.listen(port, '127.0.0.1', r));
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${server.address().port}`,
     counts,
     close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }),
   };

@@ -1,20 +1,25 @@
-"""A small harness for tests that drive real recallgate processes (stdlib only).
+"""The event-stream tests' part of the fleet library (tests/events/test_*.py; stdlib only).
 
-Instances run `recallgate serve` on free loopback ports against DATABASE_URL; tokens come from
-`recallgate token create`. Event streams are read with http.client (chunked decoding) line by
-line. Nothing here skips: a missing binary or database fails the test.
+Instances are `recallgate serve` started by scripts/rg-launch (fleet_proc.Launched) against
+DATABASE_URL, ready when /readyz answers 200 and their event listener is up; tokens and the
+tests' own databases come from rg-launch too. Event streams are read with http.client
+(chunked decoding) line by line. Nothing here skips: a missing binary or database fails.
+The tests find this module through PYTHONPATH (tests/events/CMakeLists.txt) or
+`PYTHONPATH=tests/fleet` by hand.
 """
 import contextlib
 import http.client
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.parse
 import uuid
+
+import fleet_proc
+from fleet_proc import Launched, token
 
 
 def fail(msg):
@@ -25,12 +30,6 @@ def fail(msg):
 def check(cond, msg):
     if not cond:
         fail(msg)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def unique(prefix):
@@ -51,21 +50,21 @@ def with_db(url, name):
 
 @contextlib.contextmanager
 def own_database(binary, prefix):
-    """A migrated database of the test's own on DATABASE_URL's server, which DATABASE_URL names
-    inside the block (instances and `token create` inherit it); yields (server URL, name). The
-    suite's database is shared with integration tests that lock audit_log for seconds
-    (it_edge), and these tests time deliveries."""
+    """A migrated database of the test's own on DATABASE_URL's server (rg-launch --database),
+    which DATABASE_URL names inside the block (instances and tokens inherit it); yields
+    (server URL, name). The suite's database is shared with integration tests that lock
+    audit_log for seconds (it_edge), and these tests time deliveries."""
     admin = os.environ["DATABASE_URL"]
-    db = f"{prefix}_{uuid.uuid4().hex[:12]}"
-    psql(admin, f'CREATE DATABASE "{db}"')
-    os.environ["DATABASE_URL"] = with_db(admin, db)
     try:
-        mig = subprocess.run([binary, "migrate"], capture_output=True, text=True, timeout=60)
-        check(mig.returncode == 0, f"migrate: {mig.stderr.strip()}")
-        yield admin, db
+        held = Launched(binary, ["--database", prefix, "--no-server"])
+    except fleet_proc.FleetError as e:
+        fail(str(e))
+    os.environ["DATABASE_URL"] = held.database_url
+    try:
+        yield admin, held.database
     finally:
         os.environ["DATABASE_URL"] = admin
-        psql(admin, f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+        held.close()
 
 
 class Session:
@@ -92,45 +91,35 @@ class Instance:
     def __init__(self, binary, log_dir, name, env=None):
         self.binary = binary
         self.name = name
-        self.port = free_port()
         self.log_path = os.path.join(log_dir, f"{name}.log")
-        e = dict(os.environ)
-        e["RECALLGATE_ADDR"] = f"127.0.0.1:{self.port}"
-        e.update(env or {})
-        self.env = e
-        self.proc = None
+        self.env = dict(os.environ, **(env or {}))
+        self.server = None
+        self.port = self.pid = None
 
     def start(self):
-        self.log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([self.binary, "serve"], env=self.env,
-                                     stdout=self.log, stderr=subprocess.STDOUT)
+        try:
+            self.server = Launched(self.binary, ["--ready", "/readyz"], log_path=self.log_path,
+                                   env=self.env, ready_timeout=30)
+        except fleet_proc.FleetError as e:
+            fail(f"{self.name}: {e}")
+        self.port, self.pid = self.server.port, self.server.pid
         deadline = time.time() + 15
         while time.time() < deadline:
-            if self.proc.poll() is not None:
-                fail(f"{self.name} exited {self.proc.returncode}; see {self.log_path}")
-            try:
-                st, _, _ = self.request("GET", "/readyz", timeout=1)
-                if st == 200 and self.metric("recallgate_event_listener_up") == 1:
-                    return self
-            except OSError:
-                pass
+            if self.metric("recallgate_event_listener_up") == 1:
+                return self
             time.sleep(0.05)
-        fail(f"{self.name} not ready in 15 s; see {self.log_path}")
+        fail(f"{self.name}: event listener not up in 15 s; see {self.log_path}")
+
+    def signal(self, sig):
+        self.server.signal(sig)
 
     def stop(self, timeout=20):
-        if self.proc is None:
+        if self.server is None:
             return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                fail(f"{self.name} did not stop within {timeout} s")
-        rc = self.proc.returncode
-        self.proc = None
-        self.log.close()
+        rc = self.server.stop(timeout)
+        self.server = None
+        if rc is None:
+            fail(f"{self.name} did not stop within {timeout} s")
         return rc
 
     def request(self, method, path, token=None, body=None, headers=None, timeout=10):
@@ -162,13 +151,6 @@ class Instance:
             if line.startswith(name + " ") or line.startswith(name + "{"):
                 return float(line.rsplit(" ", 1)[1])
         return None
-
-
-def token(binary, tenant, scopes):
-    out = subprocess.run([binary, "token", "create", "--tenant", tenant, "--scopes",
-                          ",".join(scopes)], capture_output=True, text=True, timeout=30)
-    check(out.returncode == 0, f"token create failed: {out.stderr.strip()}")
-    return out.stdout.strip().splitlines()[-1]
 
 
 class Stream:
