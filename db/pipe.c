@@ -17,13 +17,23 @@ struct sent {
 	bool prepares; /* its group prepared stmt first */
 };
 
+/* A statement this pipe has sent a Parse for: confirmed once PostgreSQL answered the Parse. */
+struct prepared {
+	const struct db_stmt *stmt;
+	bool confirmed;
+};
+
 struct db_pipe {
 	PGconn *pg;
 	unsigned pending;  /* syncs sent and not yet answered */
 	struct sent ring[PIPE_RING];
 	unsigned head;     /* the oldest pending in ring */
-	const struct db_stmt *prepared[PIPE_PREPARED_MAX];
+	struct prepared prepared[PIPE_PREPARED_MAX];
 	size_t nprepared;
+	/* results of the oldest pending group seen so far: for a group that prepares, the first
+	 * one is the Parse's */
+	unsigned group_results;
+	bool parse_ok;     /* that Parse succeeded */
 	PGresult *answer;  /* of the oldest pending statement, as its results arrive */
 	bool answer_error; /* answer is a failure: later results of that statement are not kept */
 	bool lost;         /* libpq gave up on the connection while results were owed */
@@ -66,30 +76,34 @@ int db_pipe_socket(const struct db_pipe *p)
 	return PQsocket(p->pg);
 }
 
-static bool is_prepared(const struct db_pipe *p, const struct db_stmt *stmt)
+static struct prepared *find_prepared(struct db_pipe *p, const struct db_stmt *stmt)
 {
 	for (size_t i = 0; i < p->nprepared; i++)
-		if (p->prepared[i] == stmt)
-			return true;
-	return false;
+		if (p->prepared[i].stmt == stmt)
+			return &p->prepared[i];
+	return NULL;
 }
 
-/* A statement whose preparation failed: the next send prepares it again. */
-static void forget_prepared(struct db_pipe *p, const struct db_stmt *stmt)
+/* The answer of a group that prepared stmt: a failed Parse is forgotten (the next send
+ * prepares again); a Parse that succeeded stays, whatever its execution came to. */
+static void settle_prepared(struct db_pipe *p, const struct db_stmt *stmt, bool parse_ok)
 {
-	for (size_t i = 0; i < p->nprepared; i++)
-		if (p->prepared[i] == stmt) {
-			p->prepared[i] = p->prepared[--p->nprepared];
-			return;
-		}
+	struct prepared *e = find_prepared(p, stmt);
+	if (e && parse_ok)
+		e->confirmed = true;
+	else if (e)
+		*e = p->prepared[--p->nprepared];
 }
 
 enum rg_status db_pipe_send(struct db_pipe *p, const struct db_stmt *stmt,
 			    const char *const *params, struct db_error *err)
 {
-	bool prepares = !is_prepared(p, stmt);
+	const struct prepared *known = find_prepared(p, stmt);
+	bool prepares = known == NULL;
+	/* While its Parse is unanswered, an execution sent alone would fail with the Parse
+	 * (26000, a 500) if the Parse failed: it goes to the worker lane instead. */
 	if (stmt->plan != DB_PIPEABLE || stmt->row == NULL || p->pending == PIPE_RING ||
-	    (prepares && p->nprepared == PIPE_PREPARED_MAX))
+	    (prepares && p->nprepared == PIPE_PREPARED_MAX) || (known && !known->confirmed))
 		return RG_NOT_SENT;
 	/* Its first use on this pipe prepares it in the same group: the group's results are the
 	 * Parse's and the execution's, and a failed Parse fails the execution with it. */
@@ -102,7 +116,7 @@ enum rg_status db_pipe_send(struct db_pipe *p, const struct db_stmt *stmt,
 		return RG_UNAVAILABLE;
 	}
 	if (prepares)
-		p->prepared[p->nprepared++] = stmt;
+		p->prepared[p->nprepared++] = (struct prepared){stmt, false};
 	p->ring[(p->head + p->pending) % PIPE_RING] = (struct sent){stmt, prepares};
 	p->pending++;
 	return RG_OK;
@@ -131,14 +145,12 @@ static enum rg_status take_answer(struct db_pipe *p, PGresult *a, bool failed, s
 	struct sent s = p->ring[p->head];
 	p->head = (p->head + 1) % PIPE_RING;
 	p->pending--;
-	enum rg_status st;
-	if (failed) {
-		st = db_error_from(p->pg, a, err);
-		if (s.prepares) /* the Parse may be what failed */
-			forget_prepared(p, s.stmt);
-	} else {
-		st = db_rows_fill(a, s.stmt->row, rows, err);
-	}
+	enum rg_status st = failed ? db_error_from(p->pg, a, err)
+				   : db_rows_fill(a, s.stmt->row, rows, err);
+	if (s.prepares)
+		settle_prepared(p, s.stmt, p->parse_ok);
+	p->group_results = 0;
+	p->parse_ok = false;
 	PQclear(a);
 	return st;
 }
@@ -162,6 +174,8 @@ bool db_pipe_next(struct db_pipe *p, enum rg_status *st, struct db_rows *rows,
 			continue;
 		}
 		after_null = false;
+		if (p->group_results++ == 0 && p->ring[p->head].prepares)
+			p->parse_ok = PQresultStatus(r) == PGRES_COMMAND_OK;
 		switch (PQresultStatus(r)) {
 		case PGRES_PIPELINE_SYNC: {
 			PQclear(r);

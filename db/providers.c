@@ -28,7 +28,9 @@ static const struct db_col cand_cols[] = {
 	DB_BOOL(struct db_provider_cand, ready),
 	DB_TEXT(struct db_provider_cand, endpoint_url),
 	DB_INT(struct db_provider_cand, timeout_seconds),
-	DB_INT(struct db_provider_cand, revision),
+	/* not "revision": db_sp_recall_read's row also holds the config's */
+	{"provider_revision", DB_KIND_INT, offsetof(struct db_provider_cand, revision),
+	 DB_NO_NULL_FLAG},
 };
 static const struct db_row_spec cand_row = DB_ROW_SPEC(struct db_provider_cand, cand_cols);
 
@@ -148,7 +150,7 @@ static const struct db_stmt doctor_stmt = {
 #define CAND_COLS                                                                          \
 	"p.extension_id, p.protocol, p.enabled,"                                              \
 	" p.doctor_verified_revision IS NOT DISTINCT FROM p.revision AS ready, p.endpoint_url," \
-	" p.timeout_seconds, p.revision"
+	" p.timeout_seconds, p.revision AS provider_revision"
 
 static const struct db_stmt cand_stmt = {
 	"provider_candidates",

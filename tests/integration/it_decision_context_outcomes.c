@@ -97,7 +97,10 @@ static void test_timeout(void **state)
 		       "slow, timeout 1");
 	IT_CHECK(took < 2.0, "a provider call with timeout_seconds 1 answered after %.2f s", took);
 	long long lat = it_json_int(rc, "latency_ms", -1);
-	IT_CHECK(lat >= 900 && lat < 2000, "latency_ms %lld is not about the 1 s deadline", lat);
+	/* the call gets what is left of the request's 1 s after its wait for a lane and the
+	 * database, less the answer's 100 ms reserve (server/dispatch.c): cut by that deadline,
+	 * neither at once nor past the request's second */
+	IT_CHECK(lat >= 600 && lat < 1000, "latency_ms %lld is not about the 1 s deadline", lat);
 	it_resp_free(&r);
 	json_decref(keep);
 	/* the provider got timeout_seconds 1 */
