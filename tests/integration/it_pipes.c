@@ -261,6 +261,44 @@ static void test_statement_timeout_is_504(void **state)
 	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
 }
 
+/* A cold pipe prepares its statement in the group of its first read. A read sent while that
+ * Parse is unanswered must not ride on it: here the Parse waits on a lock past the statement
+ * timeout and fails, and a second read sent behind it, which would then fail 26000 (a 500),
+ * goes to the worker lane instead. Afterwards the pipe prepares again and answers. */
+static void test_reads_behind_a_failed_parse(void **state)
+{
+	(void)state;
+	struct it_server s;
+	IT_CHECK(it_server_start(&s, NULL) == 0, "the server did not start");
+	for (int i = 0; i < 250 && metric(&s, "recallgate_pipes_connected") != PIPES; i++)
+		it_sleep_ms(20);
+	/* the token in the cache (a read goes out on a pipe only then), the statement cold */
+	struct it_resp t;
+	it_request(&s, "GET", "/v1/tokens", admin, NULL, NULL, &t);
+	IT_STATUS(&t, 200);
+	it_resp_free(&t);
+	PGconn *locker = it_db_lock("thread_memory_modes", "ACCESS EXCLUSIVE");
+	struct reader rd[2];
+	start_readers(&s, rd, 1, "pipes-cold");
+	it_sleep_ms(20); /* within PIPES_STALL_MS: the pipe would still take the next read */
+	start_readers(&s, rd + 1, 1, "pipes-cold");
+	for (int n = 0; n < 2; n++)
+		pthread_join(rd[n].th, NULL); /* statement_timeout: 5 s */
+	it_db_unlock(locker);
+	for (int n = 0; n < 2; n++) {
+		IT_PROBLEM(&rd[n].resp, 504, "query_timeout");
+		it_resp_free(&rd[n].resp);
+	}
+	for (int i = 0; i < 3; i++) {
+		struct it_resp r;
+		it_request(&s, "GET", "/v1/threads/pipes-cold/memory-mode", admin, NULL, NULL, &r);
+		IT_STATUS(&r, 200);
+		it_resp_free(&r);
+	}
+	IT_CHECK(metric(&s, "recallgate_pipe_reads_total") >= 1, "no read went through the pipe");
+	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
+}
+
 static void test_drain_answers_waiting_reads(void **state)
 {
 	(void)state;
@@ -403,6 +441,7 @@ int main(void)
 	    cmocka_unit_test(test_same_answer_as_the_lane),
 	    cmocka_unit_test(test_waiting_reads_hold_no_thread),
 	    cmocka_unit_test(test_statement_timeout_is_504),
+	    cmocka_unit_test(test_reads_behind_a_failed_parse),
 	    cmocka_unit_test(test_drain_answers_waiting_reads),
 	    cmocka_unit_test(test_pipes_reconnect),
 	    cmocka_unit_test(test_frozen_pipe_is_given_up),
