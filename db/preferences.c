@@ -40,7 +40,8 @@ static const struct db_col load_cols[] = {
 };
 static const struct db_row_spec load_row_spec = DB_ROW_SPEC(struct load_row, load_cols);
 
-static const struct db_stmt load_stmt = {
+/* One read (the journal, its entries and the asked receipt): it may go out on a pipe. */
+const struct db_stmt db_pref_load_stmt = {
 	"pref_load",
 	"SELECT j.revision, e.key, e.state, e.statement, e.source_ref, e.source_quote,"
 	" epoch_ms(e.expires_at) AS expires_ms, e.entry_revision, e.operation_id,"
@@ -56,7 +57,7 @@ static const struct db_stmt load_stmt = {
 	"   AND operation_id = $4) r ON true"
 	" LEFT JOIN preference_entries e ON e.tenant_id = $1 AND e.goal_id = $2 AND e.agent_id = $3"
 	" ORDER BY e.key COLLATE \"C\"",
-	4, false, &load_row_spec};
+	4, DB_PIPEABLE, &load_row_spec};
 
 struct commit_row {
 	int64_t revision_after, at_ms;
@@ -145,14 +146,21 @@ enum rg_status db_pref_load(struct db_conn *c, const struct db_pref_scope *scope
 {
 	const char *params[] = {scope->tenant_id, scope->goal_id, scope->agent_id, operation_id};
 	*out = (struct db_pref_journal){0};
-	enum rg_status st = db_query(c, &load_stmt, params, &out->rows, err);
-	if (st != RG_OK || out->rows.n == 0)
-		return st; /* the statement always answers a row; none reads as never written */
-	const struct load_row *first = db_rows_at(&out->rows, 0);
+	enum rg_status st = db_query(c, &db_pref_load_stmt, params, &out->rows, err);
+	if (st == RG_OK)
+		db_pref_journal_of(&out->rows, out);
+	return st;
+}
+
+void db_pref_journal_of(const struct db_rows *rows, struct db_pref_journal *out)
+{
+	*out = (struct db_pref_journal){.rows = *rows};
+	if (rows->n == 0)
+		return; /* the statement always answers a row; none reads as never written */
+	const struct load_row *first = db_rows_at(rows, 0);
 	out->revision = first->revision;
-	out->n = first->entry.key ? out->rows.n : 0;
+	out->n = first->entry.key ? rows->n : 0;
 	out->receipt = first->receipt.operation_id ? &first->receipt : NULL;
-	return RG_OK;
 }
 
 static const char *int_or_null(char buf[DB_INT_SIZE], int64_t v, int64_t none)

@@ -59,6 +59,11 @@ void db_pref_journal_free(struct db_pref_journal *j);
 enum rg_status db_pref_load(struct db_conn *c, const struct db_pref_scope *scope,
 			    const char *operation_id, struct db_pref_journal *out,
 			    struct db_error *err) RG_MUSTCHECK;
+/* db_pref_load's statement ($1 tenant, $2 goal, $3 agent, $4 operation id or NULL), for a read
+ * that runs it itself (it is pipeable), and the journal its rows hold. That journal borrows
+ * the rows: do not db_pref_journal_free it. */
+extern const struct db_stmt db_pref_load_stmt;
+void db_pref_journal_of(const struct db_rows *rows, struct db_pref_journal *out);
 
 struct db_pref_write {
 	const char *operation_id;

@@ -28,7 +28,7 @@ void h_token_delete(struct h_ctx *ctx);
 extern const struct h_read h_memory_mode_read;
 void h_memory_mode_put(struct h_ctx *ctx);
 
-void h_pref_view(struct h_ctx *ctx);
+extern const struct h_read h_pref_view_read;
 void h_pref_remember(struct h_ctx *ctx);
 void h_pref_retire(struct h_ctx *ctx);
 void h_pref_history(struct h_ctx *ctx);

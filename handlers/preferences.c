@@ -281,21 +281,24 @@ void h_pref_retire(struct h_ctx *ctx)
 	write_operation(ctx, PREF_RETIRE);
 }
 
-void h_pref_view(struct h_ctx *ctx)
+static void view_params(const struct h_ctx *ctx, const char **out)
 {
-	struct db_pref_scope scope = scope_of(ctx);
-	struct pref_journal j;
-	struct db_pref_journal loaded = {0};
-	struct db_conn *c = NULL;
-	enum rg_status st = h_db_acquire(ctx, &c);
-	if (st == RG_OK)
-		st = db_pref_load(c, &scope, NULL, &loaded, &ctx->dberr);
-	h_db_release(ctx, c);
+	out[0] = ctx->tenant_id;
+	out[1] = h_param(ctx, "goal_id");
+	out[2] = h_param(ctx, "agent_id");
+	out[3] = NULL; /* no receipt asked */
+}
+
+static void view_answer(struct h_ctx *ctx, enum rg_status st, const struct db_rows *rows)
+{
 	if (st != RG_OK) {
 		/* An unreadable journal is unavailable, never empty. */
 		h_db_failed(ctx, st);
 		return;
 	}
+	struct db_pref_journal loaded;
+	struct pref_journal j;
+	db_pref_journal_of(rows, &loaded);
 	journal_from(&loaded, &j);
 	if (j.revision)
 		h_etag(ctx, j.revision);
@@ -303,8 +306,10 @@ void h_pref_view(struct h_ctx *ctx)
 	jsonw_init(&w);
 	core_pref_view(&w, &j, now_ms());
 	h_reply_jsonw(ctx, 200, &w);
-	db_pref_journal_free(&loaded);
 }
+
+/* GET: one statement (db/preferences.c's, pipeable). */
+const struct h_read h_pref_view_read = {&db_pref_load_stmt, view_params, view_answer};
 
 static enum rg_status fetch_history(struct h_ctx *ctx, struct db_conn *c, const void *arg,
 				    int64_t after, int limit, struct db_rows *rows)

@@ -86,8 +86,8 @@ const struct h_route h_routes[] = {
 	ROUTE_BODY("POST", "/v1/context/relevance-checks", h_relevance_check,
 		   RG_SCOPE_ENVELOPES_READ, h_relevance_body, h_relevance_body_check),
 
-	ROUTE("GET", "/v1/goals/{goal_id}/agents/{agent_id}/preferences", h_pref_view,
-	      RG_SCOPE_PREFERENCES_READ),
+	ROUTE_READ("GET", "/v1/goals/{goal_id}/agents/{agent_id}/preferences", &h_pref_view_read,
+		   RG_SCOPE_PREFERENCES_READ),
 	ROUTE_BODY("PUT", "/v1/goals/{goal_id}/agents/{agent_id}/preferences/{key}",
 		   h_pref_remember, RG_SCOPE_PREFERENCES_WRITE, h_pref_remember_body, NULL),
 	ROUTE_BODY("POST", "/v1/goals/{goal_id}/agents/{agent_id}/preferences/{key}/retire",

@@ -10,7 +10,7 @@ src = open(os.path.join(root, "db/preferences.c")).read()
 
 
 def sql(name):
-    m = re.search(r'static const struct db_stmt %s = \{\n\t"[a-z_]+",\n(.*?),\n\t\d+(?:, [^\n]*)?\};' % name, src, re.S)
+    m = re.search(r'(?:static )?const struct db_stmt %s = \{\n\t"[a-z_]+",\n(.*?),\n\t\d+(?:, [^\n]*)?\};' % name, src, re.S)
     return "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1))).replace('\\"', '"')
 
 
@@ -19,8 +19,8 @@ def subst(text, values):
 
 
 new_agent = "'pgb-' || :client_id || '-' || :r"
-view = subst(sql("load_stmt"), {1: ":tenant", 2: "'bench'", 3: "'view'", 4: "NULL::text"})
-load = subst(sql("load_stmt"), {1: ":tenant", 2: "'bench'", 3: new_agent, 4: "'preference-1'"})
+view = subst(sql("db_pref_load_stmt"), {1: ":tenant", 2: "'bench'", 3: "'view'", 4: "NULL::text"})
+load = subst(sql("db_pref_load_stmt"), {1: ":tenant", 2: "'bench'", 3: new_agent, 4: "'preference-1'"})
 commit = subst(sql("commit_stmt"), {
     1: ":tenant", 2: "'tok_bench'", 3: "'req_bench'", 4: "'bench'", 5: new_agent, 6: "NULL",
     7: "'preference-1'", 8: "'remember'", 9: "'review.collaboration'",

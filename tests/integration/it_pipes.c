@@ -261,6 +261,30 @@ static void test_statement_timeout_is_504(void **state)
 	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
 }
 
+/* The pipe is a property of the statement, not of a route: the preference view (another
+ * db/ module's pipeable read) goes out on it too, with the lane's answer. */
+static void test_preference_view_is_piped(void **state)
+{
+	(void)state;
+	struct it_server s;
+	IT_CHECK(it_server_start(&s, NULL) == 0, "the server did not start");
+	warm(&s, "pipes-pref");
+	const char *path = "/v1/goals/pipes-goal/agents/pipes-agent/preferences";
+	double before = metric(&s, "recallgate_pipe_reads_total");
+	for (int i = 0; i < 3; i++) {
+		struct it_resp r;
+		it_request(&s, "GET", path, admin, NULL, NULL, &r);
+		IT_STATUS(&r, 200);
+		IT_CHECK(json_is_null(json_object_get(r.json, "revision")) &&
+			     json_array_size(json_object_get(r.json, "entries")) == 0,
+			 "an empty journal: %s", r.body);
+		it_resp_free(&r);
+	}
+	double piped = metric(&s, "recallgate_pipe_reads_total") - before;
+	IT_CHECK(piped >= 1, "no preference view went out on the pipe (%.0f)", piped);
+	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
+}
+
 /* A cold pipe prepares its statement in the group of its first read. A read sent while that
  * Parse is unanswered must not ride on it: here the Parse waits on a lock past the statement
  * timeout and fails, and a second read sent behind it, which would then fail 26000 (a 500),
@@ -442,6 +466,7 @@ int main(void)
 	    cmocka_unit_test(test_waiting_reads_hold_no_thread),
 	    cmocka_unit_test(test_statement_timeout_is_504),
 	    cmocka_unit_test(test_reads_behind_a_failed_parse),
+	    cmocka_unit_test(test_preference_view_is_piped),
 	    cmocka_unit_test(test_drain_answers_waiting_reads),
 	    cmocka_unit_test(test_pipes_reconnect),
 	    cmocka_unit_test(test_frozen_pipe_is_given_up),
