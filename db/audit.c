@@ -5,9 +5,8 @@
 
 /* The columns of DB_AUDIT_COLUMNS into the members of struct core_audit_record found at
  * `m` in T (m is empty, or "record." for a struct that holds one). */
-#define AUDIT_COL(T, m, name, kind) {#name, kind, offsetof(T, m name), DB_NO_NULL_FLAG}
-#define AUDIT_COL_OR_NULL(T, m, name, flag) \
-	{#name, DB_KIND_INT, offsetof(T, m name), offsetof(T, m flag)}
+#define AUDIT_COL(T, m, name, kind) DB_COL_AT(#name, kind, T, m name)
+#define AUDIT_COL_OR_NULL(T, m, name, flag) DB_INT_AT_OR_NULL(#name, T, m name, m flag)
 #define AUDIT_RECORD_COLS(T, m)                                                          \
 	AUDIT_COL(T, m, seq, DB_KIND_INT), AUDIT_COL(T, m, at_ms, DB_KIND_INT),          \
 	AUDIT_COL(T, m, tenant_id, DB_KIND_TEXT),                                       \

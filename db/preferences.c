@@ -13,18 +13,16 @@ struct load_row {
 	struct db_pref_receipt receipt; /* receipt.operation_id NULL: none */
 };
 
-#define ENTRY_COL(kind, m) {#m, kind, offsetof(struct load_row, entry.m), DB_NO_NULL_FLAG}
-#define RECEIPT_COL(kind, m) \
-	{"receipt_" #m, kind, offsetof(struct load_row, receipt.m), DB_NO_NULL_FLAG}
+#define ENTRY_COL(kind, m) DB_COL_AT(#m, kind, struct load_row, entry.m)
+#define RECEIPT_COL(kind, m) DB_COL_AT("receipt_" #m, kind, struct load_row, receipt.m)
 static const struct db_col load_cols[] = {
-	{"revision", DB_KIND_INT, offsetof(struct load_row, revision), DB_NO_NULL_FLAG},
+	DB_INT(struct load_row, revision),
 	ENTRY_COL(DB_KIND_TEXT, key),
 	ENTRY_COL(DB_KIND_TEXT, state),
 	ENTRY_COL(DB_KIND_TEXT, statement),
 	ENTRY_COL(DB_KIND_TEXT, source_ref),
 	ENTRY_COL(DB_KIND_TEXT, source_quote),
-	{"expires_ms", DB_KIND_INT, offsetof(struct load_row, entry.expires_ms),
-	 offsetof(struct load_row, entry.expires_null)},
+	DB_INT_AT_OR_NULL("expires_ms", struct load_row, entry.expires_ms, entry.expires_null),
 	ENTRY_COL(DB_KIND_INT, entry_revision),
 	ENTRY_COL(DB_KIND_TEXT, operation_id),
 	ENTRY_COL(DB_KIND_INT, updated_ms),
@@ -33,8 +31,8 @@ static const struct db_col load_cols[] = {
 	RECEIPT_COL(DB_KIND_TEXT, key),
 	RECEIPT_COL(DB_KIND_TEXT, intent_hash),
 	RECEIPT_COL(DB_KIND_TEXT, predecessor_operation_id),
-	{"receipt_revision_before", DB_KIND_INT, offsetof(struct load_row, receipt.revision_before),
-	 offsetof(struct load_row, receipt.revision_before_null)},
+	DB_INT_AT_OR_NULL("receipt_revision_before", struct load_row, receipt.revision_before,
+			  receipt.revision_before_null),
 	RECEIPT_COL(DB_KIND_INT, revision_after),
 	RECEIPT_COL(DB_KIND_INT, at_ms),
 };

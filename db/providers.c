@@ -29,8 +29,7 @@ static const struct db_col cand_cols[] = {
 	DB_TEXT(struct db_provider_cand, endpoint_url),
 	DB_INT(struct db_provider_cand, timeout_seconds),
 	/* not "revision": db_sp_recall_read's row also holds the config's */
-	{"provider_revision", DB_KIND_INT, offsetof(struct db_provider_cand, revision),
-	 DB_NO_NULL_FLAG},
+	DB_COL_AT("provider_revision", DB_KIND_INT, struct db_provider_cand, revision),
 };
 static const struct db_row_spec cand_row = DB_ROW_SPEC(struct db_provider_cand, cand_cols);
 

@@ -105,10 +105,12 @@ static enum rg_status take(PGresult *res, const struct db_stmt *stmt, struct db_
 			   struct db_error *err)
 {
 	enum rg_status st = RG_OK;
-	if (out)
-		st = stmt->row ? db_rows_fill(res, stmt->row, out, err) : RG_ERROR;
-	if (out && !stmt->row)
+	if (out && stmt->row) {
+		st = db_rows_fill(res, stmt->row, out, err);
+	} else if (out) {
+		st = RG_ERROR;
 		db_error_set(err, st, NULL, "statement has no row spec");
+	}
 	PQclear(res);
 	return st;
 }

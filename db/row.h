@@ -30,6 +30,12 @@ struct db_col {
 	size_t null_offset; /* a bool member set when the value is SQL NULL, or DB_NO_NULL_FLAG */
 };
 
+/* Column `column` into the member at `path` in type (a nested member such as entry.key is
+ * fine), for a result that holds two structs' columns; the others below name the column
+ * after the member. */
+#define DB_COL_AT(column, kind, type, path) {column, kind, offsetof(type, path), DB_NO_NULL_FLAG}
+#define DB_INT_AT_OR_NULL(column, type, path, flag) \
+	{column, DB_KIND_INT, offsetof(type, path), offsetof(type, flag)}
 /* The result column is named like the member: the SQL aliases its columns to the names. */
 #define DB_TEXT(type, member) {#member, DB_KIND_TEXT, offsetof(type, member), DB_NO_NULL_FLAG}
 #define DB_INT(type, member) {#member, DB_KIND_INT, offsetof(type, member), DB_NO_NULL_FLAG}
