@@ -91,9 +91,16 @@ void jsonw_str(struct jsonw *w, const char *s)
 
 void jsonw_int(struct jsonw *w, int64_t v)
 {
-	char buf[24];
-	int n = snprintf(buf, sizeof buf, "%lld", (long long)v);
-	append(w, buf, (size_t)n);
+	char buf[24], *p = buf + sizeof buf;
+	/* digits from the right, without snprintf: every integer of every answer passes here */
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+	if (v < 0)
+		*--p = '-';
+	append(w, p, (size_t)(buf + sizeof buf - p));
 }
 
 void jsonw_time(struct jsonw *w, int64_t ms)

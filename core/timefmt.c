@@ -27,6 +27,17 @@ static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
 	*y = (int64_t)yoe + era * 400 + (*m <= 2);
 }
 
+/* n decimal digits of v, zero-padded, at out */
+static char *put_digits(char *out, unsigned v, int n)
+{
+	for (int i = n - 1; i >= 0; i--) {
+		out[i] = (char)('0' + v % 10);
+		v /= 10;
+	}
+	return out + n;
+}
+
+/* Written digit by digit, not with snprintf: every timestamp of every answer passes here. */
 void core_time_format(int64_t ms, char out[RG_TIME_SIZE])
 {
 	int64_t days = ms >= 0 ? ms / 86400000 : -((-ms + 86399999) / 86400000);
@@ -34,14 +45,23 @@ void core_time_format(int64_t ms, char out[RG_TIME_SIZE])
 	int64_t y;
 	unsigned m, d;
 	civil_from_days(days, &y, &m, &d);
-	char buf[80];
 	if (y < 0 || y > 9999)
 		y = y < 0 ? 0 : 9999; /* outside RFC 3339's range: clamp rather than overflow */
-	snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ", (int)y, m, d,
-		 (int)(rem / 3600000), (int)(rem / 60000 % 60), (int)(rem / 1000 % 60),
-		 (int)(rem % 1000));
-	memcpy(out, buf, RG_TIME_SIZE - 1);
-	out[RG_TIME_SIZE - 1] = '\0';
+	char *p = put_digits(out, (unsigned)y, 4);
+	*p++ = '-';
+	p = put_digits(p, m, 2);
+	*p++ = '-';
+	p = put_digits(p, d, 2);
+	*p++ = 'T';
+	p = put_digits(p, (unsigned)(rem / 3600000), 2);
+	*p++ = ':';
+	p = put_digits(p, (unsigned)(rem / 60000 % 60), 2);
+	*p++ = ':';
+	p = put_digits(p, (unsigned)(rem / 1000 % 60), 2);
+	*p++ = '.';
+	p = put_digits(p, (unsigned)(rem % 1000), 3);
+	*p++ = 'Z';
+	*p = '\0';
 }
 
 static bool digits(const char *s, int n, int *out)

@@ -7,7 +7,8 @@ service stored for the same query (a file, given as the only argument), so both 
 same bytes.
 
 usage: gen_pgbench_context.py BODY_FILE > pgbench_memory_context.sql
-run with -M prepared -D tenant=<tenant>."""
+run with -M extended -D tenant=<tenant> (the service plans the match at every call; -M prepared
+gives the cached-plan figure)."""
 import os
 import re
 import sys
@@ -54,7 +55,7 @@ put = subst(stmt_sql("receipt_put_stmt"), {
     1: ":tenant", 2: "'lrc_pgb' || :client_id || 'x' || :r", 3: sql_literal(body)})
 
 print("-- POST /v1/memory/context's SQL (db/memory.c: mem_context, then receipt_put), written by")
-print("-- tests/bench/gen_pgbench_context.py; run with -M prepared -D tenant=<tenant>.")
+print("-- tests/bench/gen_pgbench_context.py; run with -M extended -D tenant=<tenant>.")
 print("\\set r random(1, 999999999999)")
 print(context + ";")
 print(put + ";")

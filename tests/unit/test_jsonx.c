@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 
+#include "core/jsonw.h"
 #include "core/jsonx.h"
 
 /* Nested arrays: depth × "[" + "1" + depth × "]". new: free() */
@@ -303,6 +304,34 @@ static void test_any_top_level_value(void **state)
 	json_decref(v);
 }
 
+/* core/jsonw writes integers digit by digit: the same text as printf's %lld, the extremes
+ * and every power of ten's neighbours included. */
+static void test_jsonw_int_matches_printf(void **state)
+{
+	(void)state;
+	int64_t values[64] = {0, 1, -1, 9, -9, INT64_MAX, INT64_MIN, INT64_MIN + 1};
+	size_t n = 8;
+	for (int64_t p = 10; n + 4 <= 64 && p <= INT64_MAX / 10; p *= 10) {
+		values[n++] = p;
+		values[n++] = p - 1;
+		values[n++] = -p;
+		values[n++] = -(p - 1);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct jsonw w;
+		char want[32];
+		size_t len;
+		jsonw_init(&w);
+		jsonw_int(&w, values[i]);
+		char *got = jsonw_finish(&w, &len);
+		assert_non_null(got);
+		snprintf(want, sizeof want, "%lld", (long long)values[i]);
+		assert_string_equal(got, want);
+		assert_int_equal(len, strlen(want));
+		free(got);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -317,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_trailing_garbage),
 		cmocka_unit_test(test_syntax),
 		cmocka_unit_test(test_any_top_level_value),
+		cmocka_unit_test(test_jsonw_int_matches_printf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

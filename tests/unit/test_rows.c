@@ -71,6 +71,26 @@ static void reads_columns_by_name_in_any_order(void **state)
 	assert_int_equal(rows.n, 0);
 }
 
+/* int8's whole range, as PostgreSQL writes it, reads back exactly. */
+static void reads_the_extremes_of_int8(void **state)
+{
+	(void)state;
+	const char *names[] = {"live", "limit", "count", "name"};
+	const char *cells[] = {"t", "9223372036854775807", "-9223372036854775808", "a",
+			       "f", "0", "-1", "b"};
+	PGresult *res = result(4, names, 2, cells);
+	struct db_rows rows;
+	struct db_error err = {0};
+	assert_int_equal(db_rows_fill(res, &item_row, &rows, &err), RG_OK);
+	PQclear(res);
+	const struct item *a = db_rows_at(&rows, 0), *b = db_rows_at(&rows, 1);
+	assert_true(a->limit == INT64_MAX);
+	assert_true(a->count == INT64_MIN);
+	assert_true(b->limit == 0);
+	assert_true(b->count == -1);
+	db_rows_free(&rows);
+}
+
 static void a_missing_column_fails_and_names_it(void **state)
 {
 	(void)state;
@@ -126,6 +146,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(reads_columns_by_name_in_any_order),
+		cmocka_unit_test(reads_the_extremes_of_int8),
 		cmocka_unit_test(a_missing_column_fails_and_names_it),
 		cmocka_unit_test(no_rows_is_empty),
 		cmocka_unit_test(reads_a_float_as_its_text_parses),
