@@ -249,10 +249,6 @@ static const struct db_stmt explain_stmt = {
 	" r.record_id LIMIT $5::int",
 	5, true, &explained_row};
 
-static const struct db_stmt receipt_put_stmt = {
-	"receipt_put",
-	"INSERT INTO load_receipts (tenant_id, receipt_id, body) VALUES ($1, $2, $3)", 3, false, NULL};
-
 static const struct db_col receipt_cols[] = {DB_TEXT(struct db_receipt, body)};
 static const struct db_row_spec receipt_row = DB_ROW_SPEC(struct db_receipt, receipt_cols);
 
@@ -448,14 +444,4 @@ enum rg_status db_mem_explain(struct db_conn *c, const char *tenant, const char 
 			      struct db_rows *out, struct db_error *err)
 {
 	return match(c, &explain_stmt, tenant, query, thread, kinds, limit, out, err);
-}
-
-enum rg_status db_receipt_put(struct db_conn *c, const char *tenant, const char *id,
-			      const char *body, struct db_error *err)
-{
-	const char *params[] = {tenant, id, body};
-	PGresult *res = NULL;
-	enum rg_status st = db_exec(c, &receipt_put_stmt, params, &res, err);
-	PQclear(res);
-	return st;
 }

@@ -145,9 +145,7 @@ enum rg_status db_mem_explain(struct db_conn *c, const char *tenant, const char 
 			      const char *thread, const char *kinds, int limit,
 			      struct db_rows *out, struct db_error *err) RG_MUSTCHECK;
 
-enum rg_status db_receipt_put(struct db_conn *c, const char *tenant, const char *id,
-			      const char *body, struct db_error *err) RG_MUSTCHECK;
-/* A load receipt: the JSON text stored by db_receipt_put, unchanged. */
+/* A load receipt: the JSON text stored by db_mem_deliver (db/disclosures.h), unchanged. */
 struct db_receipt {
 	const char *body;
 };

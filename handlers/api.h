@@ -139,6 +139,7 @@ struct h_ctx {
 	const char *if_none_match; /* NULL when absent */
 	const char *request_id;
 	const char *traceparent;
+	const char *via; /* the transport, "rest" or "mcp" (a disclosure's `via`) */
 	/* the caller (zero for public routes) */
 	const char *tenant_id;
 	const char *token_id;

@@ -144,7 +144,7 @@ void h_list(struct h_ctx *ctx, const struct h_list_query *q)
 	struct db_conn *c = NULL;
 	int limit;
 	int64_t after, last = 0;
-	if (!h_page(ctx, q->default_limit, H_PAGE_MAX, &limit, &after))
+	if (!h_page(ctx, q->default_limit, q->max_limit ? q->max_limit : H_PAGE_MAX, &limit, &after))
 		return;
 	enum rg_status st = h_db_acquire(ctx, &c);
 	if (st == RG_OK)
@@ -258,6 +258,11 @@ json_t *h_time(int64_t epoch_ms)
 	char buf[RG_TIME_SIZE];
 	core_time_format(epoch_ms, buf);
 	return json_string(buf);
+}
+
+json_t *h_time_or_null(int64_t epoch_ms)
+{
+	return epoch_ms == RG_TIME_NONE ? json_null() : h_time(epoch_ms);
 }
 
 bool h_json_content_type(const char *ct)

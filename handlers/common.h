@@ -46,6 +46,7 @@ json_t *h_next_cursor(int rows, int limit, int64_t last_seq);
  * row and gives its cursor value. Answers {items, next_cursor} or the failure. */
 struct h_list_query {
 	int default_limit;
+	int max_limit; /* 0: H_PAGE_MAX */
 	const void *arg; /* handed to fetch: the endpoint's filters */
 	enum rg_status (*fetch)(struct h_ctx *ctx, struct db_conn *c, const void *arg,
 				int64_t after, int limit, struct db_rows *rows);
@@ -83,5 +84,7 @@ void h_stale_of(struct h_ctx *ctx, const int64_t *current, bool if_match_first);
 struct db_actor h_actor(const struct h_ctx *ctx);
 /* An RFC 3339 string for epoch ms (new json string). */
 json_t *h_time(int64_t epoch_ms);
+/* h_time, or JSON null for RG_TIME_NONE. */
+json_t *h_time_or_null(int64_t epoch_ms);
 
 #endif

@@ -179,6 +179,7 @@ json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t 
 	sub.raw_body_len = 0;
 	sub.if_match = sub.if_none_match = NULL;
 	sub.foreign_origin = false;
+	sub.via = "mcp";
 	sub.query = args_query;
 	sub.header = no_header;
 	sub.events_open = no_stream;

@@ -7,6 +7,7 @@
 #include "core/hash.h"
 #include "core/ids.h"
 #include "core/memory.h"
+#include "db/disclosures.h"
 #include "handlers/handlers.h"
 #include "handlers/memory_internal.h"
 
@@ -147,43 +148,79 @@ void h_memory_explain(struct h_ctx *ctx)
 	h_reply_jsonw(ctx, 200, &w);
 }
 
+/* A load is matched, assembled and recorded (db_mem_deliver); when a delivered record stopped
+ * being retrievable in between, it is matched again, at most this many times. */
+#define CONTEXT_ATTEMPTS 4
+
+/* One attempt: match, assemble, record. RG_OK with *stale > 0: match again. */
+static enum rg_status context_attempt(struct h_ctx *ctx, struct db_conn *c,
+				      const char *receipt_id, json_t **items, json_t **receipt,
+				      size_t *stale)
+{
+	struct mem_candidate cand[RG_MEM_CANDIDATES_MAX];
+	struct db_delivery_item delivered[RG_MEM_CONTEXT_ITEMS_MAX];
+	struct db_rows rows = {0};
+	char *stored = NULL;
+	const char *thread = str(ctx->body, "thread_id");
+	enum rg_status st = db_mem_context(c, ctx->tenant_id, str(ctx->body, "query"), thread,
+					   RG_MEM_CANDIDATES_MAX, &rows, &ctx->dberr);
+	if (st != RG_OK)
+		return st;
+	const struct db_mem_match *m = rows.row;
+	for (size_t i = 0; i < rows.n; i++) {
+		cand[i].record_id = m[i].record_id;
+		cand[i].revision = m[i].revision;
+		cand[i].content_hash = m[i].content_hash;
+		cand[i].content = m[i].content ? m[i].content : ""; /* a pointer never matches */
+	}
+	*receipt = core_memory_assemble(cand, rows.n,
+					int_or(ctx->body, "max_items", RG_MEM_CONTEXT_ITEMS_DEFAULT),
+					int_or(ctx->body, "budget_tokens", RG_MEM_BUDGET_DEFAULT),
+					receipt_id, items);
+	/* The delivered items and the receipt's loaded inputs come in the same order. */
+	const json_t *loaded = json_object_get(*receipt, "loaded_inputs");
+	size_t n = json_array_size(*items);
+	for (size_t i = 0; i < n && i < RG_MEM_CONTEXT_ITEMS_MAX; i++) {
+		const json_t *item = json_array_get(*items, i);
+		delivered[i] = (struct db_delivery_item){
+			.record_id = str(item, "record_id"),
+			.revision = json_integer_value(json_object_get(item, "revision")),
+			.content_hash = str(json_array_get(loaded, i), "delivered_hash"),
+		};
+	}
+	stored = json_dumps(*receipt, JSON_COMPACT);
+	struct db_actor actor = h_actor(ctx);
+	const struct db_delivery d = {.receipt_id = receipt_id, .receipt_json = stored,
+				      .thread_id = thread, .via = ctx->via,
+				      .items = delivered, .n = n};
+	st = stored ? db_mem_deliver(c, &actor, &d, stale, &ctx->dberr) : RG_NOMEM;
+	free(stored);
+	db_rows_free(&rows);
+	return st;
+}
+
 void h_memory_context(struct h_ctx *ctx)
 {
 	char receipt_id[RG_ID_SIZE];
-	struct mem_candidate cand[RG_MEM_CANDIDATES_MAX];
-	struct db_rows rows = {0};
 	struct db_conn *c = NULL;
 	json_t *items = NULL, *receipt = NULL;
-	char *stored = NULL;
+	size_t stale = 1;
+	enum rg_status st = RG_OK;
 	if (!core_new_id("lrc_", receipt_id)) {
 		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 		return;
 	}
 	if (!h_acquire(ctx, &c))
 		return;
-	enum rg_status st = db_mem_context(c, ctx->tenant_id, str(ctx->body, "query"),
-					   str(ctx->body, "thread_id"), RG_MEM_CANDIDATES_MAX, &rows,
-					   &ctx->dberr);
-	if (st == RG_OK) {
-		const struct db_mem_match *m = rows.row;
-		size_t n = rows.n;
-		for (size_t i = 0; i < n; i++) {
-			cand[i].record_id = m[i].record_id;
-			cand[i].revision = m[i].revision;
-			cand[i].content_hash = m[i].content_hash;
-			cand[i].content = m[i].content ? m[i].content : ""; /* a pointer never matches */
-		}
-		receipt = core_memory_assemble(cand, n,
-					       int_or(ctx->body, "max_items", RG_MEM_CONTEXT_ITEMS_DEFAULT),
-					       int_or(ctx->body, "budget_tokens", RG_MEM_BUDGET_DEFAULT),
-					       receipt_id, &items);
-		stored = json_dumps(receipt, JSON_COMPACT);
-		st = stored ? db_receipt_put(c, ctx->tenant_id, receipt_id, stored, &ctx->dberr)
-			    : RG_NOMEM;
+	for (int attempt = 0; st == RG_OK && stale > 0 && attempt < CONTEXT_ATTEMPTS; attempt++) {
+		json_decref(items);
+		json_decref(receipt);
+		items = receipt = NULL;
+		st = context_attempt(ctx, c, receipt_id, &items, &receipt, &stale);
 	}
 	h_db_release(ctx, c);
-	db_rows_free(&rows);
-	free(stored);
+	if (st == RG_OK && stale > 0) /* memory kept changing under every attempt */
+		st = RG_RETRY;
 	if (st != RG_OK) {
 		json_decref(items);
 		json_decref(receipt);

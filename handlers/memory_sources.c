@@ -7,6 +7,8 @@
 #include "core/hash.h"
 #include "core/ids.h"
 #include "core/memory.h"
+#include "core/timefmt.h"
+#include "db/disclosures.h"
 #include "handlers/handlers.h"
 #include "handlers/memory_internal.h"
 
@@ -295,11 +297,22 @@ static json_t *readback(struct h_ctx *ctx, struct db_conn *c, const char *id,
 						"effective_retrieval_state",
 						d[i].eligible ? "eligible" : "ineligible"));
 	}
-	json_t *o = json_pack("{s:s, s:b, s:o, s:I, s:b}", "source_id", id, "revoked",
-			      d[0].revoked, "derivatives", derivatives, "residual_eligible",
-			      residual, "clean", residual == 0);
+	bool revoked = d[0].revoked;
 	db_rows_free(&rows);
-	return o;
+	struct db_disclosure_summary sum;
+	*st = db_disclosure_summary(c, ctx->tenant_id, id, &sum, &ctx->dberr);
+	if (*st != RG_OK) {
+		json_decref(derivatives);
+		return NULL;
+	}
+	return json_pack("{s:s, s:b, s:o, s:I, s:b, s:{s:I, s:I, s:I, s:o, s:o, s:I}}",
+			 "source_id", id, "revoked", revoked, "derivatives", derivatives,
+			 "residual_eligible", residual, "clean", residual == 0, "disclosures",
+			 "count", (json_int_t)sum.count, "threads", (json_int_t)sum.threads,
+			 "tokens", (json_int_t)sum.tokens, "first_at",
+			 h_time_or_null(sum.first_at_null ? RG_TIME_NONE : sum.first_at_ms),
+			 "last_at", h_time_or_null(sum.last_at_null ? RG_TIME_NONE : sum.last_at_ms),
+			 "after_revocation", (json_int_t)sum.after_revocation);
 }
 
 void h_source_readback(struct h_ctx *ctx)

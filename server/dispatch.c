@@ -162,6 +162,7 @@ bool dispatch_begin(struct request *r, enum MHD_Result *ret)
 		.if_none_match = header(r->conn, MHD_HTTP_HEADER_IF_NONE_MATCH),
 		.request_id = r->request_id,
 		.traceparent = header(r->conn, "traceparent"),
+		.via = "rest",
 		.tenant_id = who->tenant_id,
 		.token_id = who->token_id,
 		.token_name = who->name,

@@ -8,8 +8,16 @@ CREATE OR REPLACE FUNCTION public.memory_revoke(p_tenant text, p_actor text, p_r
 AS $function$
 DECLARE
   r memory_records;
+  t timestamptz;
 BEGIN
   PERFORM memory_write_lock(p_tenant);
+  -- The instant of the revocation is taken once the lock is held, rounded up to the
+  -- millisecond: every context delivery that committed before it (memory_deliver holds the
+  -- same lock, shared) has a disclosure `at` strictly earlier, every later one finds the
+  -- source (and its derivatives) no longer retrievable.
+  t := clock_timestamp();
+  t := date_trunc('milliseconds', t) +
+       CASE WHEN t = date_trunc('milliseconds', t) THEN interval '0' ELSE interval '1 millisecond' END;
   SELECT * INTO r FROM memory_records
    WHERE tenant_id = p_tenant AND record_id = p_source AND record_kind = 'source' FOR UPDATE;
   IF NOT FOUND THEN outcome := 'not_found'; RETURN; END IF;
@@ -18,7 +26,7 @@ BEGIN
   END IF;
   IF r.revoked_at IS NOT NULL THEN outcome := 'already_revoked'; RETURN; END IF;
   UPDATE memory_records
-     SET revoked_at = date_trunc('milliseconds', now()),
+     SET revoked_at = t,
          revision = revision + 1, updated_at = date_trunc('milliseconds', now()),
          eligible = false,
          ineligible_reasons = memory_source_reasons(true,

@@ -6,5 +6,5 @@ CREATE OR REPLACE FUNCTION public.memory_write_lock(p_tenant text)
  RETURNS void
  LANGUAGE sql
 AS $function$
-  SELECT pg_advisory_xact_lock(hashtextextended('memory/' || p_tenant, 7411003))
+  SELECT pg_advisory_xact_lock(memory_lock_key(p_tenant))
 $function$;

@@ -1,0 +1,184 @@
+/* The disclosure ledger (db/disclosures.h). */
+#include <stdlib.h>
+
+#include "core/timefmt.h"
+#include "db/disclosures.h"
+#include "db/pg.h"
+#include "db/row.h"
+
+static const struct db_col stale_cols[] = {DB_TEXT(struct db_delivery_item, record_id)};
+static const struct db_row_spec stale_row = DB_ROW_SPEC(struct db_delivery_item, stale_cols);
+
+static const struct db_stmt deliver_stmt = {
+	"mem_deliver",
+	"SELECT record_id FROM memory_deliver($1, $2, $3, $4, $5, $6, $7, $8::text[],"
+	" $9::bigint[], $10::text[])",
+	10, false, &stale_row};
+
+#define DISCLOSURE_COLS \
+	"d.seq, d.disclosure_id, epoch_ms(d.at) AS at_ms, d.record_id, d.record_kind," \
+	" d.revision, d.delivered_hash, d.token_id, d.thread_id, d.surface, d.via," \
+	" d.receipt_id, d.request_id"
+
+static const struct db_col disclosure_cols[] = {
+	DB_INT(struct db_disclosure, seq),
+	DB_TEXT(struct db_disclosure, disclosure_id),
+	DB_INT(struct db_disclosure, at_ms),
+	DB_TEXT(struct db_disclosure, record_id),
+	DB_TEXT(struct db_disclosure, record_kind),
+	DB_INT(struct db_disclosure, revision),
+	DB_TEXT(struct db_disclosure, delivered_hash),
+	DB_TEXT(struct db_disclosure, token_id),
+	DB_TEXT(struct db_disclosure, thread_id),
+	DB_TEXT(struct db_disclosure, surface),
+	DB_TEXT(struct db_disclosure, via),
+	DB_TEXT(struct db_disclosure, receipt_id),
+	DB_TEXT(struct db_disclosure, request_id),
+};
+static const struct db_row_spec disclosure_row =
+	DB_ROW_SPEC(struct db_disclosure, disclosure_cols);
+
+/* The records a list covers: one record, or a source with (or without) its derivatives;
+ * NULL parameters are "any". Planned per call: each filter has its own index. */
+static const struct db_stmt list_stmt = {
+	"disclosures_list",
+	"SELECT " DISCLOSURE_COLS " FROM disclosures d"
+	" WHERE d.tenant_id = $1"
+	" AND ($2::text IS NULL OR d.record_id = $2)"
+	" AND ($3::text IS NULL OR d.thread_id = $3)"
+	" AND ($4::text IS NULL OR d.token_id = $4)"
+	" AND ($5::text IS NULL OR d.record_id = $5 OR ($6::bool AND d.record_id IN"
+	"  (SELECT l.descendant_id FROM memory_lineage l WHERE l.tenant_id = $1 AND l.root_id = $5)))"
+	" AND ($7::bigint IS NULL OR d.at >= to_timestamp($7::bigint / 1000.0))"
+	" AND ($8::bigint IS NULL OR d.at < to_timestamp($8::bigint / 1000.0))"
+	" AND ($9::bigint = 0 OR d.seq < $9::bigint)"
+	" ORDER BY d.seq DESC LIMIT $10::int",
+	10, DB_CUSTOM_PLAN, &disclosure_row};
+
+static const struct db_col summary_cols[] = {
+	DB_INT(struct db_disclosure_summary, count),
+	DB_INT(struct db_disclosure_summary, threads),
+	DB_INT(struct db_disclosure_summary, tokens),
+	DB_INT_OR_NULL(struct db_disclosure_summary, first_at_ms, first_at_null),
+	DB_INT_OR_NULL(struct db_disclosure_summary, last_at_ms, last_at_null),
+	DB_INT(struct db_disclosure_summary, after_revocation),
+};
+static const struct db_row_spec summary_row =
+	DB_ROW_SPEC(struct db_disclosure_summary, summary_cols);
+
+static const struct db_stmt summary_stmt = {
+	"disclosures_summary",
+	"SELECT count(*) AS count, count(DISTINCT d.thread_id) AS threads,"
+	" count(DISTINCT d.token_id) AS tokens, epoch_ms(min(d.at)) AS first_at_ms,"
+	" epoch_ms(max(d.at)) AS last_at_ms,"
+	" count(*) FILTER (WHERE d.surface = 'context' AND d.at >= (SELECT s.revoked_at"
+	"  FROM memory_records s WHERE s.tenant_id = $1 AND s.record_id = $2)) AS after_revocation"
+	" FROM disclosures d WHERE d.tenant_id = $1 AND (d.record_id = $2 OR d.record_id IN"
+	"  (SELECT l.descendant_id FROM memory_lineage l WHERE l.tenant_id = $1 AND l.root_id = $2))",
+	2, false, &summary_row};
+
+static const struct db_col receipt_list_cols[] = {
+	DB_INT(struct db_receipt_row, seq),
+	DB_TEXT(struct db_receipt_row, body),
+};
+static const struct db_row_spec receipt_list_row =
+	DB_ROW_SPEC(struct db_receipt_row, receipt_list_cols);
+
+static const struct db_stmt receipts_stmt = {
+	"load_receipts_list",
+	"SELECT r.seq, r.body FROM load_receipts r WHERE r.tenant_id = $1"
+	" AND ($2::text IS NULL OR r.thread_id = $2)"
+	" AND ($3::bigint IS NULL OR r.created_at >= to_timestamp($3::bigint / 1000.0))"
+	" AND ($4::bigint IS NULL OR r.created_at < to_timestamp($4::bigint / 1000.0))"
+	" AND ($5::bigint = 0 OR r.seq < $5::bigint)"
+	" ORDER BY r.seq DESC LIMIT $6::int",
+	6, DB_CUSTOM_PLAN, &receipt_list_row};
+
+/* An instant as a parameter: NULL for RG_TIME_NONE. */
+static const char *time_param(char buf[DB_INT_SIZE], int64_t ms)
+{
+	return ms == RG_TIME_NONE ? NULL : db_int_param(buf, ms);
+}
+
+enum rg_status db_mem_deliver(struct db_conn *c, const struct db_actor *a,
+			      const struct db_delivery *d, size_t *stale, struct db_error *err)
+{
+	const char *ids[64], *revs[64], *hashes[64];
+	char rev_text[64][DB_INT_SIZE];
+	*stale = 0;
+	if (d->n > 64)
+		return RG_INVALID;
+	for (size_t i = 0; i < d->n; i++) {
+		ids[i] = d->items[i].record_id;
+		revs[i] = db_int_param(rev_text[i], d->items[i].revision);
+		hashes[i] = d->items[i].content_hash;
+	}
+	char *id_list = db_array_literal(ids, d->n), *rev_list = db_array_literal(revs, d->n),
+	     *hash_list = db_array_literal(hashes, d->n);
+	enum rg_status st = RG_NOMEM;
+	if (id_list && rev_list && hash_list) {
+		const char *params[] = {a->tenant_id, a->token_id, a->request_id, d->thread_id,
+					d->via, d->receipt_id, d->receipt_json, id_list, rev_list,
+					hash_list};
+		struct db_rows rows;
+		st = db_query(c, &deliver_stmt, params, &rows, err);
+		if (st == RG_OK)
+			*stale = rows.n;
+		db_rows_free(&rows);
+	}
+	free(id_list);
+	free(rev_list);
+	free(hash_list);
+	return st;
+}
+
+enum rg_status db_disclosures_list(struct db_conn *c, const char *tenant,
+				   const struct db_disclosure_filter *f, int64_t before,
+				   int limit, struct db_rows *rows, struct db_error *err)
+{
+	char since[DB_INT_SIZE], until[DB_INT_SIZE], b[DB_INT_SIZE], l[DB_INT_SIZE];
+	const char *params[] = {tenant,
+				f->record_id,
+				f->thread_id,
+				f->token_id,
+				f->source_id,
+				f->include_derivatives ? "true" : "false",
+				time_param(since, f->since_ms),
+				time_param(until, f->until_ms),
+				db_int_param(b, before),
+				db_page_limit_param(l, limit)};
+	return db_query(c, &list_stmt, params, rows, err);
+}
+
+enum rg_status db_disclosure_summary(struct db_conn *c, const char *tenant,
+				     const char *source_id, struct db_disclosure_summary *out,
+				     struct db_error *err)
+{
+	const char *params[] = {tenant, source_id};
+	struct db_rows rows;
+	enum rg_status st = db_query(c, &summary_stmt, params, &rows, err);
+	if (st != RG_OK)
+		return st;
+	if (rows.n != 1) {
+		db_rows_free(&rows);
+		db_error_set(err, RG_ERROR, NULL, "the disclosure summary answered no row");
+		return RG_ERROR;
+	}
+	*out = *(const struct db_disclosure_summary *)db_rows_at(&rows, 0);
+	db_rows_free(&rows);
+	return RG_OK;
+}
+
+enum rg_status db_receipts_list(struct db_conn *c, const char *tenant, const char *thread_id,
+				int64_t since_ms, int64_t until_ms, int64_t before, int limit,
+				struct db_rows *rows, struct db_error *err)
+{
+	char since[DB_INT_SIZE], until[DB_INT_SIZE], b[DB_INT_SIZE], l[DB_INT_SIZE];
+	const char *params[] = {tenant,
+				thread_id,
+				time_param(since, since_ms),
+				time_param(until, until_ms),
+				db_int_param(b, before),
+				db_page_limit_param(l, limit)};
+	return db_query(c, &receipts_stmt, params, rows, err);
+}
