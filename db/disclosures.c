@@ -1,5 +1,7 @@
 /* The disclosure ledger (db/disclosures.h). */
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/timefmt.h"
 #include "db/disclosures.h"
@@ -14,6 +16,15 @@ static const struct db_stmt deliver_stmt = {
 	"SELECT record_id FROM memory_deliver($1, $2, $3, $4, $5, $6, $7, $8::text[],"
 	" $9::bigint[], $10::text[])",
 	10, false, &stale_row};
+
+static const struct db_stmt reads_stmt = {
+	"content_reads_record",
+	"INSERT INTO disclosures (tenant_id, record_id, record_kind, revision, delivered_hash,"
+	" token_id, surface, via, request_id)"
+	" SELECT t, r, k, v, h, tok, 'content', via, req FROM unnest($1::text[], $2::text[],"
+	" $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[])"
+	" AS u(t, r, k, v, h, tok, via, req)",
+	8, false, NULL};
 
 #define DISCLOSURE_COLS \
 	"d.seq, d.disclosure_id, epoch_ms(d.at) AS at_ms, d.record_id, d.record_kind," \
@@ -129,6 +140,54 @@ enum rg_status db_mem_deliver(struct db_conn *c, const struct db_actor *a,
 	free(id_list);
 	free(rev_list);
 	free(hash_list);
+	return st;
+}
+
+/* The texts of member `off` of each read, as a PostgreSQL array literal. new: free() */
+static char *column(const struct db_content_read *reads, size_t n, size_t off, const char **tmp)
+{
+	for (size_t i = 0; i < n; i++)
+		memcpy(&tmp[i], (const char *)&reads[i] + off, sizeof tmp[i]);
+	return db_array_literal(tmp, n);
+}
+
+enum rg_status db_content_reads_record(struct db_conn *c, const struct db_content_read *reads,
+				       size_t n, struct db_error *err)
+{
+	static const size_t offs[] = {
+		offsetof(struct db_content_read, tenant_id),
+		offsetof(struct db_content_read, record_id),
+		offsetof(struct db_content_read, record_kind),
+		0, /* revision: numbers */
+		offsetof(struct db_content_read, delivered_hash),
+		offsetof(struct db_content_read, token_id),
+		offsetof(struct db_content_read, via),
+		offsetof(struct db_content_read, request_id),
+	};
+	const char **tmp = calloc(n ? n : 1, sizeof *tmp);
+	char (*revs)[DB_INT_SIZE] = calloc(n ? n : 1, sizeof *revs);
+	char *cols[8] = {0};
+	enum rg_status st = RG_NOMEM;
+	bool ok = tmp && revs;
+	for (size_t k = 0; ok && k < 8; k++) {
+		if (k == 3) {
+			for (size_t i = 0; i < n; i++)
+				tmp[i] = db_int_param(revs[i], reads[i].revision);
+			cols[k] = db_array_literal(tmp, n);
+		} else {
+			cols[k] = column(reads, n, offs[k], tmp);
+		}
+		ok = cols[k] != NULL;
+	}
+	if (ok) {
+		PGresult *res = NULL;
+		st = db_exec(c, &reads_stmt, (const char *const *)cols, &res, err);
+		PQclear(res);
+	}
+	for (size_t k = 0; k < 8; k++)
+		free(cols[k]);
+	free(tmp);
+	free(revs);
 	return st;
 }
 

@@ -34,6 +34,18 @@ enum rg_status db_mem_deliver(struct db_conn *c, const struct db_actor *a,
 			      const struct db_delivery *d, size_t *stale,
 			      struct db_error *err) RG_MUSTCHECK;
 
+/* A content read to record (surface "content", no thread, no receipt); borrowed texts. */
+struct db_content_read {
+	const char *tenant_id, *record_id, *record_kind;
+	int64_t revision;
+	const char *delivered_hash, *token_id, *via, *request_id;
+};
+
+/* Records n content reads (of any tenants) in one statement: one commit for all of them
+ * (server/ledger.c gathers the reads of concurrent requests). */
+enum rg_status db_content_reads_record(struct db_conn *c, const struct db_content_read *reads,
+				       size_t n, struct db_error *err) RG_MUSTCHECK;
+
 /* One disclosure row. */
 struct db_disclosure {
 	int64_t seq;

@@ -161,12 +161,14 @@ static const struct db_col content_cols[] = {
 	DB_TEXT(struct db_mem_content, content),
 	DB_TEXT(struct db_mem_content, pointer_uri),
 	DB_TEXT(struct db_mem_content, content_hash),
+	DB_TEXT(struct db_mem_content, record_kind),
+	DB_INT(struct db_mem_content, revision),
 };
 static const struct db_row_spec content_row = DB_ROW_SPEC(struct db_mem_content, content_cols);
 
 static const struct db_stmt content_stmt = {
 	"mem_content",
-	"SELECT content, pointer_uri, content_hash FROM memory_records"
+	"SELECT content, pointer_uri, content_hash, record_kind, revision FROM memory_records"
 	" WHERE tenant_id = $1 AND record_id = $2",
 	2, false, &content_row};
 

@@ -97,6 +97,8 @@ enum rg_status db_mem_list(struct db_conn *c, const char *tenant, const struct d
 struct db_mem_content {
 	const char *content; /* NULL for a pointer */
 	const char *pointer_uri, *content_hash;
+	const char *record_kind; /* "source" | "derivative" */
+	int64_t revision;
 };
 /* 0 or 1 struct db_mem_content rows. */
 enum rg_status db_mem_content(struct db_conn *c, const char *tenant, const char *id,

@@ -127,6 +127,8 @@ struct h_events_request {
 	int64_t after;             /* the stream sends the records with seq > after */
 };
 
+struct db_content_read;
+
 struct h_ctx {
 	/* request (all borrowed) */
 	const struct h_route *route;
@@ -173,6 +175,10 @@ struct h_ctx {
 	 * traceparent on). Never call it while holding a database connection. */
 	void (*provider_call)(const struct h_ctx *ctx, const struct h_call *call,
 			      struct h_call_result *out);
+	/* Records the delivery of a record's content (server/ledger.c: concurrent reads share one
+	 * commit); RG_OK once committed, else ctx->dberr says why. Never call it while holding a
+	 * database connection. */
+	enum rg_status (*disclose_read)(struct h_ctx *ctx, const struct db_content_read *r);
 	/* Counts and logs one provider call. */
 	void (*provider_observe)(const struct h_ctx *ctx, const struct h_call_report *r);
 	void *server_data;

@@ -9,6 +9,7 @@
 #include "server/metrics.h"
 #include "server/outbound.h"
 #include "server/ratelimit.h"
+#include "server/ledger.h"
 #include "server/log.h"
 #include "server/quota.h"
 #include "server/request.h"
@@ -47,6 +48,11 @@ static bool ctx_rate_take(const struct h_ctx *ctx)
 {
 	unsigned retry_after_s;
 	return ratelimit_take(ctx->token_id, &retry_after_s);
+}
+
+static enum rg_status ctx_disclose_read(struct h_ctx *ctx, const struct db_content_read *r)
+{
+	return ledger_record(r, &ctx->dberr);
 }
 
 static char *ctx_metrics(size_t *len)
@@ -180,6 +186,7 @@ bool dispatch_begin(struct request *r, enum MHD_Result *ret)
 		.metrics_text = ctx_metrics,
 		.provider_call = ctx_provider_call,
 		.provider_observe = ctx_provider_observe,
+		.disclose_read = ctx_disclose_read,
 		.server_data = r->conn,
 	};
 	r->held = NULL;

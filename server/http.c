@@ -19,6 +19,7 @@
 #include "server/framing.h"
 #include "server/conns.h"
 #include "server/lanes.h"
+#include "server/ledger.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/outbound.h"
@@ -465,7 +466,8 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 			&srv->workers) ||
 	    !lane_start("elastic", 1, HTTP_ELASTIC_LANE_MAX, cfg->db_acquire_timeout_ms,
 			&srv->elastic) ||
-	    !pipes_start(cfg->database_url)) {
+	    !pipes_start(cfg->database_url) || !ledger_start(srv->pool)) {
+		pipes_stop(0);
 		lane_stop(srv->elastic);
 		lane_stop(srv->workers);
 		quota_free(srv->provider_calls);
@@ -501,6 +503,7 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 		pipes_stop(0);
 		lane_stop(srv->elastic);
 		lane_stop(srv->workers);
+		ledger_stop();
 		quota_free(srv->provider_calls);
 		conns_stop();
 		free(srv);
@@ -571,6 +574,7 @@ void http_stop(struct http_server *srv, unsigned drain_ms)
 	 * deadline. A lane waits for its running handlers, so a committed write is answered. */
 	lane_stop(srv->elastic);
 	lane_stop(srv->workers);
+	ledger_stop(); /* after the handlers that wait on it */
 	/* Pipelined reads are read-only: what has no answer by the deadline is answered 503. */
 	pipes_stop(deadline);
 	wait_in_flight(srv, mono_ms() + HTTP_FLUSH_MS, 0); /* those answers go out */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "server/events.h"
+#include "server/ledger.h"
 #include "server/pipes.h"
 #include "server/clients.h"
 #include "server/conns.h"
@@ -237,6 +238,18 @@ char *metrics_render(size_t *len)
 		"# HELP recallgate_pipe_reads_total One-statement reads sent on a pipe.\n"
 		"# TYPE recallgate_pipe_reads_total counter\nrecallgate_pipe_reads_total %llu\n",
 		pst.connected, pst.waiting, pst.total);
+	struct ledger_stats lst;
+	ledger_get_stats(&lst);
+	fprintf(f,
+		"# HELP recallgate_content_disclosures_total Content reads recorded in the "
+		"disclosure ledger.\n"
+		"# TYPE recallgate_content_disclosures_total counter\n"
+		"recallgate_content_disclosures_total %llu\n"
+		"# HELP recallgate_content_disclosure_commits_total Statements (commits) that "
+		"recorded them: concurrent reads share one.\n"
+		"# TYPE recallgate_content_disclosure_commits_total counter\n"
+		"recallgate_content_disclosure_commits_total %llu\n",
+		lst.recorded, lst.batches);
 	fclose(f);
 	return buf;
 }

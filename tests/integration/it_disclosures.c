@@ -375,6 +375,116 @@ static void test_the_ledger_refuses_changes(void **state)
 	tenant_free(&t);
 }
 
+
+/* ---- content reads ------------------------------------------------------------------- */
+
+static double metric(const char *series)
+{
+	struct it_resp r;
+	it_request(&srv, "GET", "/metrics", NULL, NULL, NULL, &r);
+	IT_STATUS(&r, 200);
+	double v = it_metric_value(r.body, series);
+	it_resp_free(&r);
+	return v;
+}
+
+static void test_a_content_read_is_recorded_and_is_not_retrieval(void **state)
+{
+	(void)state;
+	struct tenant t;
+	tenant_new(&t, "dsc-cnt");
+	const char *text = "Ledger note qzcontentone: the reviewer signs.";
+	char src[ID_MAX], hash[REF_LEN];
+	note(t.admin, text, "active", NULL, src, hash);
+	char *reader = token_for(&t, "memory:read", "reader");
+	expect_content(reader, src, text);
+	json_t *page = get_ok(t.admin, "/v1/disclosures");
+	const json_t *d = json_array_get(json_object_get(page, "items"), 0);
+	char *raw = json_dumps(page, JSON_COMPACT);
+	IT_CHECK(json_array_size(json_object_get(page, "items")) == 1, "one row: %s", raw);
+	IT_CHECK(it_json_str_is(d, "record_id", src) && it_json_str_is(d, "surface", "content") &&
+		     it_json_str_is(d, "via", "rest") && it_json_str_is(d, "record_kind", "source") &&
+		     it_json_int(d, "revision", -1) == 1 &&
+		     it_json_str_is(d, "delivered_hash", hash) &&
+		     json_is_null(json_object_get(d, "thread_id")) &&
+		     json_is_null(json_object_get(d, "receipt_id")),
+		 "a content read's row: %s", raw);
+	IT_CHECK(!contains(raw, "qzcontentone"), "no content in the row: %s", raw);
+	free(raw);
+	json_decref(page);
+
+	/* A revoked source's bytes stay readable for audit: listed, never counted as retrieval. */
+	struct it_resp r;
+	revoke_source(t.admin, src, 1, "owner_request", &r);
+	IT_STATUS(&r, 200);
+	it_resp_free(&r);
+	expect_content(reader, src, text);
+	json_t *rb = readback(t.admin, src);
+	const json_t *sum = json_object_get(rb, "disclosures");
+	IT_CHECK(it_json_int(sum, "count", -1) == 2 && it_json_int(sum, "after_revocation", -1) == 0,
+		 "2 content reads, none of them retrieval after the revocation");
+	json_decref(rb);
+	free(reader);
+	tenant_free(&t);
+}
+
+#define READERS 8
+#define READS 25
+
+struct reader {
+	const char *token;
+	char path[160];
+	int ok;
+};
+
+static void *run_reader(void *arg)
+{
+	struct reader *rd = arg;
+	for (int i = 0; i < READS; i++) {
+		struct it_resp r;
+		it_request(&srv, "GET", rd->path, rd->token, NULL, NULL, &r);
+		rd->ok += r.status == 200;
+		it_resp_free(&r);
+	}
+	return NULL;
+}
+
+/* Concurrent content reads are each recorded, and share commits. */
+static void test_concurrent_content_reads_share_commits(void **state)
+{
+	(void)state;
+	struct tenant t;
+	tenant_new(&t, "dsc-grp");
+	char src[ID_MAX];
+	note(t.admin, "Ledger note qzgroupone.", "active", NULL, src, NULL);
+	double rec0 = metric("recallgate_content_disclosures_total");
+	double com0 = metric("recallgate_content_disclosure_commits_total");
+	struct reader rs[READERS];
+	pthread_t th[READERS];
+	for (int i = 0; i < READERS; i++) {
+		rs[i] = (struct reader){.token = t.admin};
+		snprintf(rs[i].path, sizeof rs[i].path, "/v1/memory/sources/%s/content", src);
+		pthread_create(&th[i], NULL, run_reader, &rs[i]);
+	}
+	int ok = 0;
+	for (int i = 0; i < READERS; i++) {
+		pthread_join(th[i], NULL);
+		ok += rs[i].ok;
+	}
+	IT_CHECK(ok == READERS * READS, "%d of %d reads answered 200", ok, READERS * READS);
+	char path[200];
+	snprintf(path, sizeof path, "/v1/memory/sources/%s/disclosures", src);
+	json_t *all = list_all(t.admin, path);
+	IT_CHECK(json_array_size(all) == (size_t)ok, "%zu rows for %d reads", json_array_size(all),
+		 ok);
+	json_decref(all);
+	double rec = metric("recallgate_content_disclosures_total") - rec0;
+	double com = metric("recallgate_content_disclosure_commits_total") - com0;
+	IT_CHECK(rec == ok && com >= 1 && com < rec,
+		 "%g reads recorded in %g commits: concurrent reads share commits", rec, com);
+	tenant_free(&t);
+}
+
 /* ---- the revocation race ------------------------------------------------------------ */
 
 #define LOADERS 6
@@ -462,6 +572,8 @@ int main(void)
 		cmocka_unit_test(test_load_receipts_list),
 		cmocka_unit_test(test_an_mcp_load_is_recorded_as_mcp),
 		cmocka_unit_test(test_the_ledger_refuses_changes),
+		cmocka_unit_test(test_a_content_read_is_recorded_and_is_not_retrieval),
+		cmocka_unit_test(test_concurrent_content_reads_share_commits),
 		cmocka_unit_test(test_no_delivery_after_revocation_under_racing_loads),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
