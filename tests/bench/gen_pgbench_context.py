@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Prints a pgbench script that replays what POST /v1/memory/context runs (db/memory.c): the
-ranked match with content (mem_context, MATCH_SQL) and the load receipt's insert
-(receipt_put), two statements like the service's two round trips. The SQL is read from
+"""Prints a pgbench script that replays what POST /v1/memory/context runs: the ranked match
+with content (db/memory.c: mem_context, MATCH_SQL) and the recording of the load, its receipt
+and one disclosure per delivered item (db/disclosures.c: mem_deliver), two statements like the
+service's two round trips. The SQL is read from
 db/memory.c at run time, so the ceiling follows the source; the receipt body is the one the
 service stored for the same query (a file, given as the only argument), so both write the
 same bytes.
@@ -9,6 +10,7 @@ same bytes.
 usage: gen_pgbench_context.py BODY_FILE > pgbench_memory_context.sql
 run with -M extended -D tenant=<tenant> (the service plans the match at every call; -M prepared
 gives the cached-plan figure)."""
+import json
 import os
 import re
 import sys
@@ -29,9 +31,10 @@ def match_sql(columns):
     return columns.join(literals(p) for p in parts)
 
 
-def stmt_sql(name):
+def stmt_sql(name, path="db/memory.c"):
+    text = src if path == "db/memory.c" else open(os.path.join(root, path)).read()
     m = re.search(r'static const struct db_stmt %s = \{\n?\s*"[a-z_]+",\s*\n?(.*?),\s*\d+,' % name,
-                  src, re.S)
+                  text, re.S)
     return literals(m.group(1))
 
 
@@ -51,11 +54,21 @@ context = subst(match_sql(ctx.group(1)), {
     1: ":tenant", 2: "'alpha bravo'", 3: "NULL", 4: "'{source,derivative}'",
     5: "50"})  # RG_MEM_CANDIDATES_MAX (core/memory.h)
 body = open(sys.argv[1]).read().rstrip("\n")
-put = subst(stmt_sql("receipt_put_stmt"), {
-    1: ":tenant", 2: "'lrc_pgb' || :client_id || 'x' || :r", 3: sql_literal(body)})
+loaded = json.loads(body)["loaded_inputs"]
+ids = "ARRAY[" + ",".join("'%s'" % x["record_id"] for x in loaded) + "]::text[]"
+hashes = "ARRAY[" + ",".join(sql_literal(x["delivered_hash"]) for x in loaded) + "]::text[]"
+# the revisions the match answered: read in the same statement, in the items' order
+revisions = ("ARRAY(SELECT r.revision FROM unnest(%s) WITH ORDINALITY AS u(id, n)"
+             " JOIN memory_records r ON r.tenant_id = :tenant AND r.record_id = u.id"
+             " ORDER BY u.n)" % ids)
+deliver = subst(stmt_sql("deliver_stmt", "db/disclosures.c"), {
+    1: ":tenant", 2: "'tok_pgbench'", 3: "'req_pgbench'", 4: "NULL", 5: "'rest'",
+    6: "'lrc_pgb' || :client_id || 'x' || :r", 7: sql_literal(body), 8: ids, 9: revisions,
+    10: hashes})
 
-print("-- POST /v1/memory/context's SQL (db/memory.c: mem_context, then receipt_put), written by")
-print("-- tests/bench/gen_pgbench_context.py; run with -M extended -D tenant=<tenant>.")
+print("-- POST /v1/memory/context's SQL (db/memory.c: mem_context; db/disclosures.c: mem_deliver,")
+print("-- its receipt and disclosures), written by tests/bench/gen_pgbench_context.py; run with")
+print("-- -M extended -D tenant=<tenant>.")
 print("\\set r random(1, 999999999999)")
 print(context + ";")
-print(put + ";")
+print(deliver + ";")
