@@ -254,6 +254,48 @@ static const struct db_stmt explain_stmt = {
 static const struct db_col receipt_cols[] = {DB_TEXT(struct db_receipt, body)};
 static const struct db_row_spec receipt_row = DB_ROW_SPEC(struct db_receipt, receipt_cols);
 
+/* As of a past instant ($6, epoch ms): each matching record's state then, from the
+ * eligibility history (migration 0019: the newest row at or before it; a record created later
+ * has none and is left out), and the thread's mode then. */
+#define AS_OF "to_timestamp($6::bigint / 1000.0)"
+static const struct db_stmt explain_as_of_stmt = {
+	"mem_explain_as_of",
+	"SELECT * FROM (SELECT r.record_id, r.record_kind, h.revision, h.classification,"
+	" array_to_string(h.ineligible_reasons, ',') AS reasons_csv, ts_rank(r.tsv, q) AS score,"
+	" coalesce(h.assent_expires_at <= " AS_OF ", false) AS assent_expired,"
+	" h.eligible AND (h.assent_expires_at IS NULL OR h.assent_expires_at > " AS_OF ") AS ok,"
+	" coalesce((SELECT m.mode = 'disabled' FROM thread_mode_history m WHERE m.tenant_id = $1"
+	"  AND m.thread_id = $3 AND m.valid_from <= " AS_OF
+	"  ORDER BY m.valid_from DESC, m.seq DESC LIMIT 1), false) AS thread_disabled"
+	" FROM memory_records r CROSS JOIN websearch_to_tsquery('english', $2) q"
+	" JOIN LATERAL (SELECT x.revision, x.classification, x.ineligible_reasons, x.eligible,"
+	"  x.assent_expires_at FROM memory_record_history x WHERE x.tenant_id = r.tenant_id"
+	"  AND x.record_id = r.record_id AND x.valid_from <= " AS_OF
+	"  ORDER BY x.valid_from DESC, x.seq DESC LIMIT 1) h ON true"
+	" WHERE r.tenant_id = $1 AND r.tsv @@ q AND (r.eligible OR NOT r.eligible)"
+	" AND r.record_kind = ANY($4::text[])) m"
+	" ORDER BY ok DESC, CASE WHEN ok THEN score END DESC NULLS LAST, record_id"
+	" LIMIT $5::int",
+	6, true, &explained_row};
+
+/* One record as of $3 (epoch ms): its state then (no row when it did not exist yet). */
+static const struct db_stmt get_as_of_stmt = {
+	"mem_get_as_of",
+	"SELECT r.record_id, r.record_kind, h.revision, r.source_kind, r.derivative_kind,"
+	" h.classification, array_to_string(h.ineligible_reasons, ',') AS reasons_csv,"
+	" coalesce(h.assent_expires_at <= to_timestamp($3::bigint / 1000.0), false)"
+	" AS assent_expired, r.content_hash, r.source_identity,"
+	" epoch_ms(r.created_at) AS created_ms, epoch_ms(h.valid_from) AS updated_ms,"
+	" r.labels::text AS labels_json, r.seq, " PROVENANCE_SELECT " AS provenance"
+	" FROM memory_records r"
+	" JOIN LATERAL (SELECT x.revision, x.classification, x.ineligible_reasons,"
+	"  x.assent_expires_at, x.valid_from FROM memory_record_history x"
+	"  WHERE x.tenant_id = r.tenant_id AND x.record_id = r.record_id"
+	"  AND x.valid_from <= to_timestamp($3::bigint / 1000.0)"
+	"  ORDER BY x.valid_from DESC, x.seq DESC LIMIT 1) h ON true"
+	" WHERE r.tenant_id = $1 AND r.record_id = $2",
+	3, false, &record_row};
+
 static const struct db_stmt receipt_get_stmt = {
 	"receipt_get", "SELECT body FROM load_receipts WHERE tenant_id = $1 AND receipt_id = $2", 2,
 	false, &receipt_row};
@@ -446,4 +488,22 @@ enum rg_status db_mem_explain(struct db_conn *c, const char *tenant, const char 
 			      struct db_rows *out, struct db_error *err)
 {
 	return match(c, &explain_stmt, tenant, query, thread, kinds, limit, out, err);
+}
+
+enum rg_status db_mem_explain_as_of(struct db_conn *c, const char *tenant, const char *query,
+				    const char *thread, const char *kinds, int limit,
+				    int64_t as_of_ms, struct db_rows *out, struct db_error *err)
+{
+	char l[DB_INT_SIZE], t[DB_INT_SIZE];
+	const char *params[] = {tenant, query, thread, kinds, db_int_param(l, limit),
+				db_int_param(t, as_of_ms)};
+	return db_query(c, &explain_as_of_stmt, params, out, err);
+}
+
+enum rg_status db_mem_get_as_of(struct db_conn *c, const char *tenant, const char *id,
+				int64_t as_of_ms, struct db_rows *out, struct db_error *err)
+{
+	char t[DB_INT_SIZE];
+	const char *params[] = {tenant, id, db_int_param(t, as_of_ms)};
+	return db_query(c, &get_as_of_stmt, params, out, err);
 }

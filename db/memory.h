@@ -88,6 +88,10 @@ struct db_mem_filter {
 /* One record (source or derivative): 0 or 1 struct db_mem_record rows. */
 enum rg_status db_mem_get(struct db_conn *c, const char *tenant, const char *id,
 			  struct db_rows *out, struct db_error *err) RG_MUSTCHECK;
+/* One record as it was at as_of_ms (0 rows: no such record, or not yet created then). */
+enum rg_status db_mem_get_as_of(struct db_conn *c, const char *tenant, const char *id,
+				int64_t as_of_ms, struct db_rows *out,
+				struct db_error *err) RG_MUSTCHECK;
 /* A page of struct db_mem_record: seq > after, at most limit + 1 rows. */
 enum rg_status db_mem_list(struct db_conn *c, const char *tenant, const struct db_mem_filter *f,
 			   int64_t after, int limit, struct db_rows *out,
@@ -146,6 +150,12 @@ struct db_mem_explained {
 enum rg_status db_mem_explain(struct db_conn *c, const char *tenant, const char *query,
 			      const char *thread, const char *kinds, int limit,
 			      struct db_rows *out, struct db_error *err) RG_MUSTCHECK;
+/* The same as of a past instant (epoch ms), from the eligibility history: records that did
+ * not exist then are left out; state, revision and the thread's mode are those in force then. */
+enum rg_status db_mem_explain_as_of(struct db_conn *c, const char *tenant, const char *query,
+				    const char *thread, const char *kinds, int limit,
+				    int64_t as_of_ms, struct db_rows *out,
+				    struct db_error *err) RG_MUSTCHECK;
 
 /* A load receipt: the JSON text stored by db_mem_deliver (db/disclosures.h), unchanged. */
 struct db_receipt {

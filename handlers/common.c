@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <strings.h>
 
 #include "core/ids.h"
@@ -258,6 +259,26 @@ json_t *h_time(int64_t epoch_ms)
 	char buf[RG_TIME_SIZE];
 	core_time_format(epoch_ms, buf);
 	return json_string(buf);
+}
+
+int64_t h_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+bool h_as_of(struct h_ctx *ctx, const char *text, int64_t *as_of)
+{
+	*as_of = RG_TIME_NONE;
+	if (text == NULL)
+		return true;
+	if (!core_time_parse(text, as_of) || *as_of > h_now_ms()) {
+		*as_of = RG_TIME_NONE;
+		h_invalid(ctx, "as_of", "must be an RFC 3339 date-time, not in the future");
+		return false;
+	}
+	return true;
 }
 
 json_t *h_time_or_null(int64_t epoch_ms)

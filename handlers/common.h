@@ -84,6 +84,11 @@ void h_stale_of(struct h_ctx *ctx, const int64_t *current, bool if_match_first);
 struct db_actor h_actor(const struct h_ctx *ctx);
 /* An RFC 3339 string for epoch ms (new json string). */
 json_t *h_time(int64_t epoch_ms);
+/* The wall clock in epoch ms. */
+int64_t h_now_ms(void);
+/* An `as_of` instant (RFC 3339 text, NULL when absent: RG_TIME_NONE, "now"); false after
+ * answering 422 naming `as_of` when it does not parse or is in the future. */
+bool h_as_of(struct h_ctx *ctx, const char *text, int64_t *as_of) RG_MUSTCHECK;
 /* h_time, or JSON null for RG_TIME_NONE. */
 json_t *h_time_or_null(int64_t epoch_ms);
 

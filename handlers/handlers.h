@@ -38,6 +38,7 @@ extern const struct field_spec h_classification_body[];
 extern const struct field_spec h_revoke_body[];
 extern const struct field_spec h_derivative_body[];
 extern const struct field_spec h_search_body[];
+extern const struct field_spec h_explain_body[];
 extern const struct field_spec h_context_body[];
 extern const struct field_spec h_assent_body[];
 extern const struct field_spec h_assent_revoke_body[];

@@ -20,13 +20,6 @@ const struct field_spec h_assent_body[] = {
 	{.name = NULL},
 };
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 enum rg_problem h_assent_check(const json_t *body, json_t *errors)
 {
 	const char *expires = str(body, "expires_at");
@@ -35,7 +28,7 @@ enum rg_problem h_assent_check(const json_t *body, json_t *errors)
 	const char *reason = NULL;
 	if (!core_time_parse(expires, &ms) || (expires[n - 1] != 'Z' && expires[n - 1] != 'z'))
 		reason = FIELDS_REASON_UTC;
-	else if (ms <= now_ms())
+	else if (ms <= h_now_ms())
 		reason = FIELDS_REASON_FUTURE;
 	if (reason == NULL)
 		return PROBLEM_NONE;

@@ -7,6 +7,7 @@
 #include "core/hash.h"
 #include "core/ids.h"
 #include "core/memory.h"
+#include "core/timefmt.h"
 #include "db/disclosures.h"
 #include "handlers/handlers.h"
 #include "handlers/memory_internal.h"
@@ -15,12 +16,18 @@ static const char *const record_kinds[] = {"source", "derivative", NULL};
 
 static const struct field_spec kind_item = {.type = F_ENUM, .values = record_kinds};
 
-const struct field_spec h_search_body[] = {
-	{.name = "query", .type = F_STRING, .required = true, .min = 1, .max = RG_MEM_QUERY_MAX},
-	{.name = "thread_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = h_id_reason},
-	{.name = "limit", .type = F_INT, .min = 1, .max = RG_MEM_SEARCH_LIMIT_MAX},
-	{.name = "kinds", .type = F_ARRAY, .min = 1, .max = 2, .item = &kind_item, .unique = true},
+/* What search and explain both take. */
+#define MATCH_FIELDS                                                                            \
+	{.name = "query", .type = F_STRING, .required = true, .min = 1, .max = RG_MEM_QUERY_MAX}, \
+	{.name = "thread_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,                  \
+	 .check = core_id_valid, .check_reason = h_id_reason},                                     \
+	{.name = "limit", .type = F_INT, .min = 1, .max = RG_MEM_SEARCH_LIMIT_MAX},                \
+	{.name = "kinds", .type = F_ARRAY, .min = 1, .max = 2, .item = &kind_item, .unique = true}
+
+const struct field_spec h_search_body[] = {MATCH_FIELDS, {.name = NULL}};
+const struct field_spec h_explain_body[] = {
+	MATCH_FIELDS,
+	{.name = "as_of", .type = F_TIMESTAMP},
 	{.name = NULL},
 };
 
@@ -95,11 +102,17 @@ void h_memory_explain(struct h_ctx *ctx)
 	struct db_conn *c = NULL;
 	const char *query = str(ctx->body, "query");
 	int limit = int_or(ctx->body, "limit", RG_MEM_SEARCH_LIMIT_DEFAULT);
+	int64_t as_of = RG_TIME_NONE;
 	kinds_literal(ctx->body, kinds, sizeof kinds);
-	if (!h_acquire(ctx, &c))
+	if (!h_as_of(ctx, str(ctx->body, "as_of"), &as_of) || !h_acquire(ctx, &c))
 		return;
-	enum rg_status st = db_mem_explain(c, ctx->tenant_id, query, str(ctx->body, "thread_id"),
-					   kinds, RG_MEM_EXPLAIN_MAX + 1, &rows, &ctx->dberr);
+	const char *thread = str(ctx->body, "thread_id");
+	enum rg_status st =
+		as_of == RG_TIME_NONE
+			? db_mem_explain(c, ctx->tenant_id, query, thread, kinds,
+					 RG_MEM_EXPLAIN_MAX + 1, &rows, &ctx->dberr)
+			: db_mem_explain_as_of(c, ctx->tenant_id, query, thread, kinds,
+					       RG_MEM_EXPLAIN_MAX + 1, as_of, &rows, &ctx->dberr);
 	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
@@ -114,13 +127,19 @@ void h_memory_explain(struct h_ctx *ctx)
 	jsonw_init(&w);
 	jsonw_raw(&w, "{\"query_sha256\":");
 	jsonw_str(&w, qhash);
+	if (as_of != RG_TIME_NONE) {
+		jsonw_raw(&w, ",\"as_of\":");
+		jsonw_time(&w, as_of);
+	}
 	jsonw_raw(&w, ",\"items\":[");
 	for (size_t i = 0; i < rows.n && i < RG_MEM_EXPLAIN_MAX; i++) {
 		bool is_source = strcmp(e[i].record_kind, "source") == 0;
 		const char *reasons[RG_MEM_REASONS_MAX];
 		size_t nr = core_memory_reason_list(e[i].reasons_csv ? e[i].reasons_csv : "",
 						    is_source, e[i].assent_expired, reasons);
-		bool within = nr == 0 && eligible_seen++ < limit;
+		/* rank: 1-based among the eligible matches, best first (null when ineligible) */
+		int rank = nr == 0 ? ++eligible_seen : 0;
+		bool within = rank > 0 && rank <= limit;
 		const char *reason =
 			core_memory_pick_reason(e[i].thread_disabled, nr ? reasons[0] : NULL, within);
 		jsonw_raw(&w, i ? ",{\"record_id\":" : "{\"record_id\":");
@@ -134,6 +153,11 @@ void h_memory_explain(struct h_ctx *ctx)
 		jsonw_raw(&w, strcmp(reason, "selected") == 0 ? ",\"included\":true,\"reason\":"
 							       : ",\"included\":false,\"reason\":");
 		jsonw_str(&w, reason);
+		jsonw_raw(&w, ",\"rank\":");
+		if (rank)
+			jsonw_int(&w, rank);
+		else
+			jsonw_raw(&w, "null");
 		jsonw_raw(&w, ",\"ineligible_reasons\":[");
 		for (size_t k = 0; k < nr; k++) {
 			jsonw_raw(&w, k ? ",\"" : "\"");

@@ -197,10 +197,37 @@ void h_source_list(struct h_ctx *ctx)
 	h_list(ctx, &q);
 }
 
+/* ?as_of=: the record as it was then (the eligibility history); 404 when it did not exist. */
+static const struct db_mem_record *load_as_of(struct h_ctx *ctx, int64_t as_of,
+					      struct db_rows *rows)
+{
+	struct db_conn *c = NULL;
+	*rows = (struct db_rows){0};
+	enum rg_status st = h_db_acquire(ctx, &c);
+	if (st == RG_OK)
+		st = db_mem_get_as_of(c, ctx->tenant_id, h_param(ctx, "source_id"), as_of, rows,
+				      &ctx->dberr);
+	h_db_release(ctx, c);
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
+		return NULL;
+	}
+	if (rows->n == 0) {
+		h_problem(ctx, PROBLEM_NOT_FOUND, "No such record at that instant.", NULL);
+		return NULL;
+	}
+	return db_rows_at(rows, 0);
+}
+
 void h_source_get(struct h_ctx *ctx)
 {
 	struct db_rows rows;
-	const struct db_mem_record *r = h_mem_load_record(ctx, "source_id", NULL, &rows);
+	int64_t as_of;
+	if (!h_as_of(ctx, ctx->query(ctx, "as_of"), &as_of))
+		return;
+	const struct db_mem_record *r = as_of == RG_TIME_NONE
+						? h_mem_load_record(ctx, "source_id", NULL, &rows)
+						: load_as_of(ctx, as_of, &rows);
 	if (r == NULL)
 		return;
 	bool is_source = strcmp(r->record_kind, "source") == 0;
@@ -211,7 +238,10 @@ void h_source_get(struct h_ctx *ctx)
 			    is_source ? json_null() : h_mem_provenance(r->provenance));
 	if (!is_source)
 		json_object_set_new(o, "kind", opt_str(r->derivative_kind));
-	h_etag(ctx, r->revision);
+	if (as_of != RG_TIME_NONE) /* a past state: no ETag to write against */
+		json_object_set_new(o, "as_of", h_time(as_of));
+	else
+		h_etag(ctx, r->revision);
 	db_rows_free(&rows);
 	h_reply(ctx, 200, o);
 }

@@ -41,13 +41,6 @@ const struct field_spec h_pref_retire_body[] = {
 	{.name = NULL},
 };
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static struct db_pref_scope scope_of(const struct h_ctx *ctx)
 {
 	struct db_pref_scope s = {ctx->tenant_id, h_param(ctx, "goal_id"), h_param(ctx, "agent_id")};
@@ -144,7 +137,7 @@ static void answer(struct h_ctx *ctx, int status, const char *what, json_t *rece
 	else
 		jsonw_raw(&w, "null");
 	jsonw_raw(&w, ",\"view\":");
-	core_pref_view(&w, j, now_ms());
+	core_pref_view(&w, j, h_now_ms());
 	jsonw_raw(&w, "}");
 	json_decref(receipt);
 	/* The ETag names what is stored: a preview's would-be revision does not exist. */
@@ -174,7 +167,7 @@ static enum rg_status decide(struct h_ctx *ctx, struct db_conn *c, const struct 
 				  "operation_id was already used with different arguments.", NULL);
 		goto out;
 	}
-	if (r->expires_ms != RG_TIME_NONE && r->expires_ms <= now_ms()) {
+	if (r->expires_ms != RG_TIME_NONE && r->expires_ms <= h_now_ms()) {
 		h_invalid(ctx, "expires_at", FIELDS_REASON_FUTURE);
 		goto out;
 	}
@@ -203,7 +196,7 @@ static enum rg_status decide(struct h_ctx *ctx, struct db_conn *c, const struct 
 	const char *predecessor = NULL;
 	if (!execute) {
 		int64_t stored = j.revision;
-		core_pref_apply(&j, r, now_ms(), &predecessor);
+		core_pref_apply(&j, r, h_now_ms(), &predecessor);
 		answer(ctx, 200, "preview", NULL, &j, stored);
 		goto out;
 	}
@@ -304,7 +297,7 @@ static void view_answer(struct h_ctx *ctx, enum rg_status st, const struct db_ro
 		h_etag(ctx, j.revision);
 	struct jsonw w;
 	jsonw_init(&w);
-	core_pref_view(&w, &j, now_ms());
+	core_pref_view(&w, &j, h_now_ms());
 	h_reply_jsonw(ctx, 200, &w);
 }
 

@@ -65,7 +65,7 @@ const struct h_route h_routes[] = {
 	ROUTE_BODY("POST", "/v1/memory/search", h_memory_search, RG_SCOPE_MEMORY_READ,
 		   h_search_body, NULL),
 	ROUTE_BODY("POST", "/v1/memory/retrieval/explain", h_memory_explain, RG_SCOPE_MEMORY_READ,
-		   h_search_body, NULL),
+		   h_explain_body, NULL),
 	ROUTE_BODY("POST", "/v1/memory/context", h_memory_context, RG_SCOPE_MEMORY_READ,
 		   h_context_body, NULL),
 	ROUTE("GET", "/v1/context/load-receipts", h_load_receipts_list, RG_SCOPE_AUDIT_READ),

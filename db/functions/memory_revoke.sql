@@ -18,6 +18,9 @@ BEGIN
   t := clock_timestamp();
   t := date_trunc('milliseconds', t) +
        CASE WHEN t = date_trunc('milliseconds', t) THEN interval '0' ELSE interval '1 millisecond' END;
+  -- ... and it is the instant the eligibility history records for the source and every
+  -- derivative recomputed with it (memory_history_instant).
+  PERFORM set_config('recallgate.history_at', t::text, true);
   SELECT * INTO r FROM memory_records
    WHERE tenant_id = p_tenant AND record_id = p_source AND record_kind = 'source' FOR UPDATE;
   IF NOT FOUND THEN outcome := 'not_found'; RETURN; END IF;

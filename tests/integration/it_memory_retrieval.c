@@ -523,6 +523,36 @@ static void test_acceptance6_threads(void **state)
 	tenant_free(&t);
 }
 
+/* Explain's rank says why a record was beyond the limit: ranks 1..limit are selected, the
+ * next eligible ones are beyond_limit with a rank past it, ineligible ones have none. */
+static void test_explain_rank_and_limit(void **state)
+{
+	(void)state;
+	struct tenant t;
+	tenant_new(&t, "mem-rank");
+	char a[ID_MAX], b[ID_MAX], c[ID_MAX];
+	note(t.admin, "qzrankone qzrankone qzrankone", "active", NULL, a, NULL);
+	note(t.admin, "qzrankone and more words", "active", NULL, b, NULL);
+	note(t.admin, "qzrankone cold", "cold", NULL, c, NULL);
+	json_t *body = qbody("qzrankone", NULL);
+	json_object_set_new(body, "limit", json_integer(1));
+	json_t *ex = retrieve_ok(EXPLAIN, t.admin, body);
+	const json_t *items = items_of(ex);
+	IT_CHECK(json_array_size(items) == 3, "3 matches");
+	const json_t *first = item_by(items, "record_id", a), *second = item_by(items, "record_id", b);
+	const json_t *cold = item_by(items, "record_id", c);
+	IT_CHECK(it_json_int(first, "rank", -1) == 1 && it_json_str_is(first, "reason", "selected"),
+		 "the best match: rank 1, selected");
+	IT_CHECK(it_json_int(second, "rank", -1) == 2 &&
+		     it_json_str_is(second, "reason", "beyond_limit"),
+		 "the second: rank 2 > limit 1, beyond_limit");
+	IT_CHECK(json_is_null(json_object_get(cold, "rank")) &&
+		     it_json_str_is(cold, "reason", "classification_cold"),
+		 "the cold one: no rank");
+	json_decref(ex);
+	tenant_free(&t);
+}
+
 int main(void)
 {
 	if (!it_init())
@@ -532,6 +562,7 @@ int main(void)
 	    cmocka_unit_test(test_acceptance2_explain_cold),
 	    cmocka_unit_test(test_acceptance3_stale_and_compensate),
 	    cmocka_unit_test(test_acceptance6_threads),
+	    cmocka_unit_test(test_explain_rank_and_limit),
 	};
 	int rc = cmocka_run_group_tests_name("it_memory_retrieval", tests, group_setup,
 					     group_teardown);

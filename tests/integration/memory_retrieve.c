@@ -72,7 +72,7 @@ void check_explain_shape(const json_t *j, const char *query, const char *raw)
 		 raw);
 	const json_t *items = json_object_get(j, "items");
 	IT_CHECK(json_is_array(items), "explain items is not an array: %s", raw);
-	size_t i;
+	size_t i, ranked = 0;
 	const json_t *it;
 	json_array_foreach (items, i, it) {
 		const char *id = it_json_str(it, "record_id");
@@ -94,6 +94,14 @@ void check_explain_shape(const json_t *j, const char *query, const char *raw)
 			 "explain item %zu: included disagrees with reason: %s", i, raw);
 		IT_CHECK(json_is_array(json_object_get(it, "ineligible_reasons")),
 			 "explain item %zu: ineligible_reasons: %s", i, raw);
+		/* rank: 1, 2, … over the eligible items in answer order; null for the others */
+		const json_t *rank = json_object_get(it, "rank");
+		bool eligible = json_array_size(json_object_get(it, "ineligible_reasons")) == 0;
+		IT_CHECK(eligible ? json_integer_value(rank) == (json_int_t)++ranked : json_is_null(rank),
+			 "explain item %zu: rank (want %s): %s", i,
+			 eligible ? "the next eligible position" : "null", raw);
+		IT_CHECK(!json_is_true(inc) || json_integer_value(rank) >= 1,
+			 "explain item %zu: a selected item has a rank: %s", i, raw);
 	}
 }
 
