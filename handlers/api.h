@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "core/fields.h"
+#include "core/hash.h"
 #include "core/problem.h"
 #include "db/db.h"
 
@@ -127,7 +128,16 @@ struct h_events_request {
 	int64_t after;             /* the stream sends the records with seq > after */
 };
 
-struct db_content_read;
+/* A delivery of a record's content that an answer makes (set by h_disclose): server/ records
+ * it, with the concurrent ones in one commit, before the answer leaves, and answers 503
+ * instead when it cannot (server/ledger.c; docs/disclosures.md). */
+struct h_disclosure {
+	bool set;
+	char record_id[RG_ID_SIZE];
+	char record_kind[16];
+	int64_t revision;
+	char delivered_hash[RG_SHA256_TAGGED_SIZE];
+};
 
 struct h_ctx {
 	/* request (all borrowed) */
@@ -175,13 +185,11 @@ struct h_ctx {
 	 * traceparent on). Never call it while holding a database connection. */
 	void (*provider_call)(const struct h_ctx *ctx, const struct h_call *call,
 			      struct h_call_result *out);
-	/* Records the delivery of a record's content (server/ledger.c: concurrent reads share one
-	 * commit); RG_OK once committed, else ctx->dberr says why. Never call it while holding a
-	 * database connection. */
-	enum rg_status (*disclose_read)(struct h_ctx *ctx, const struct db_content_read *r);
 	/* Counts and logs one provider call. */
 	void (*provider_observe)(const struct h_ctx *ctx, const struct h_call_report *r);
 	void *server_data;
+
+	struct h_disclosure disclosure; /* the content this answer delivers, if any */
 
 	/* reply, rendered by server/ */
 	int status;

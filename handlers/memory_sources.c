@@ -254,19 +254,13 @@ void h_source_content(struct h_ctx *ctx)
 	if (m == NULL)
 		return;
 	if (m->content) {
-		/* Delivered only once its disclosure is committed (docs/disclosures.md). */
-		char hash[RG_SHA256_TAGGED_SIZE];
-		core_sha256_tagged(m->content, strlen(m->content), hash);
-		const struct db_content_read read = {
-			.tenant_id = ctx->tenant_id, .record_id = h_param(ctx, "source_id"),
-			.record_kind = m->record_kind, .revision = m->revision,
-			.delivered_hash = hash, .token_id = ctx->token_id, .via = ctx->via,
-			.request_id = ctx->request_id};
-		enum rg_status st = ctx->disclose_read(ctx, &read);
-		if (st == RG_OK)
-			h_reply(ctx, 200, json_pack("{s:s}", "content", m->content));
-		else
-			h_db_failed(ctx, st);
+		/* Sent only once its disclosure is committed (docs/disclosures.md). */
+		struct h_disclosure *d = &ctx->disclosure;
+		*d = (struct h_disclosure){.set = true, .revision = m->revision};
+		snprintf(d->record_id, sizeof d->record_id, "%s", h_param(ctx, "source_id"));
+		snprintf(d->record_kind, sizeof d->record_kind, "%s", m->record_kind);
+		core_sha256_tagged(m->content, strlen(m->content), d->delivered_hash);
+		h_reply(ctx, 200, json_pack("{s:s}", "content", m->content));
 	} else
 		h_reply(ctx, 200, json_pack("{s:{s:s, s:s}}", "pointer", "uri",
 					    m->pointer_uri ? m->pointer_uri : "", "content_hash",

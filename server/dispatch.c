@@ -9,7 +9,6 @@
 #include "server/metrics.h"
 #include "server/outbound.h"
 #include "server/ratelimit.h"
-#include "server/ledger.h"
 #include "server/log.h"
 #include "server/quota.h"
 #include "server/request.h"
@@ -48,11 +47,6 @@ static bool ctx_rate_take(const struct h_ctx *ctx)
 {
 	unsigned retry_after_s;
 	return ratelimit_take(ctx->token_id, &retry_after_s);
-}
-
-static enum rg_status ctx_disclose_read(struct h_ctx *ctx, const struct db_content_read *r)
-{
-	return ledger_record(r, &ctx->dberr);
 }
 
 static char *ctx_metrics(size_t *len)
@@ -186,7 +180,6 @@ bool dispatch_begin(struct request *r, enum MHD_Result *ret)
 		.metrics_text = ctx_metrics,
 		.provider_call = ctx_provider_call,
 		.provider_observe = ctx_provider_observe,
-		.disclose_read = ctx_disclose_read,
 		.server_data = r->conn,
 	};
 	r->held = NULL;
@@ -211,6 +204,16 @@ static enum MHD_Result dispatch_end(struct request *r)
 	if (ctx->held) /* the handler needed no database */
 		db_release(r->srv->pool, ctx->held);
 	ctx->held = NULL;
+	/* Content is sent only after its disclosure is committed: from a lane the ledger does it
+	 * (run_on_lane hands the request over); nothing else may deliver content. */
+	if (ctx->disclosure.set && ctx->problem_code == PROBLEM_NONE) {
+		if (r->on_lane) {
+			r->disclosure = ctx->disclosure;
+			r->disclosure_via = ctx->via;
+		} else {
+			h_problem(ctx, PROBLEM_INTERNAL, NULL, NULL);
+		}
+	}
 	/* A write may have committed an audit record: other instances' streams hear of it. */
 	if (strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0 &&
 	    ctx->problem_code == PROBLEM_NONE)

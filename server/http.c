@@ -161,6 +161,10 @@ static void run_on_lane(void *arg)
 		db_release(srv->pool, r->held);
 		r->held = NULL;
 	}
+	if (r->disclosure.set) { /* the ledger resumes it once its disclosure is committed */
+		ledger_submit(r);
+		return;
+	}
 	r->lane_done = true;
 	MHD_resume_connection(r->conn);
 }

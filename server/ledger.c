@@ -5,36 +5,52 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "db/disclosures.h"
 #include "server/log.h"
-
-struct waiter {
-	const struct db_content_read *read;
-	enum rg_status st;
-	struct db_error err;
-	bool done;
-	struct waiter *next;
-};
+#include "server/request.h"
 
 static struct {
 	pthread_mutex_t mu;
-	pthread_cond_t work; /* a read was handed over, or stopping */
-	pthread_cond_t done; /* a batch committed (or failed) */
-	struct waiter *head, *tail;
+	pthread_cond_t work; /* a request was handed over, or stopping */
+	struct request *head, *tail;
 	bool running, stopping;
 	pthread_t thread;
 	struct db_pool *pool;
 	atomic_ullong recorded, batches;
-} L = {.mu = PTHREAD_MUTEX_INITIALIZER,
-       .work = PTHREAD_COND_INITIALIZER,
-       .done = PTHREAD_COND_INITIALIZER};
+} L = {.mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER};
 
-/* Writes one batch (the list from first, n reads) and answers its waiters. */
-static void write_batch(struct waiter *first, size_t n)
+/* Sends r's answer, or 503 in its place when its disclosure was not committed. */
+static void finish(struct request *r, enum rg_status st, const struct db_error *err)
 {
-	struct db_content_read reads[LEDGER_BATCH_MAX];
-	struct waiter *w = first;
-	for (size_t i = 0; i < n; i++, w = w->next)
-		reads[i] = *w->read;
+	if (st != RG_OK) {
+		if (r->resp)
+			MHD_destroy_response(r->resp);
+		r->resp = NULL;
+		r->dberr = *err;
+		r->retry_after_s = 1;
+		(void)reply_problem(r, PROBLEM_DATABASE_UNAVAILABLE, NULL, NULL, -1, NULL);
+	}
+	r->lane_done = true;
+	MHD_resume_connection(r->conn);
+}
+
+/* Writes one batch (n requests from first) and resumes them. */
+static void write_batch(struct request *first, size_t n)
+{
+	static struct db_content_read reads[LEDGER_BATCH_MAX]; /* the writer thread's alone */
+	struct request *r = first;
+	for (size_t i = 0; i < n; i++, r = r->ledger_next) {
+		reads[i] = (struct db_content_read){
+			.tenant_id = r->who.tenant_id,
+			.record_id = r->disclosure.record_id,
+			.record_kind = r->disclosure.record_kind,
+			.revision = r->disclosure.revision,
+			.delivered_hash = r->disclosure.delivered_hash,
+			.token_id = r->who.token_id,
+			.via = r->disclosure_via,
+			.request_id = r->request_id,
+		};
+	}
 	struct db_conn *c = NULL;
 	struct db_error err = {0};
 	enum rg_status st = db_acquire(L.pool, &c, &err);
@@ -46,19 +62,15 @@ static void write_batch(struct waiter *first, size_t n)
 		atomic_fetch_add(&L.recorded, n);
 		atomic_fetch_add(&L.batches, 1);
 	} else {
-		log_warn(NULL, "%zu content disclosure(s) not recorded: %s", n, err.message);
+		log_warn(NULL, "%zu content disclosure(s) not recorded; answered 503", n);
 	}
-	pthread_mutex_lock(&L.mu);
-	w = first;
+	r = first;
 	for (size_t i = 0; i < n; i++) {
-		struct waiter *next = w->next;
-		w->st = st;
-		w->err = err;
-		w->done = true; /* w belongs to its request again from here */
-		w = next;
+		struct request *next = r->ledger_next; /* r may be gone once resumed */
+		r->ledger_next = NULL;
+		finish(r, st, &err);
+		r = next;
 	}
-	pthread_cond_broadcast(&L.done);
-	pthread_mutex_unlock(&L.mu);
 }
 
 static void *run(void *arg)
@@ -71,15 +83,16 @@ static void *run(void *arg)
 		if (L.head == NULL)
 			break;
 		/* Everything handed over while the last batch was written goes out together. */
-		struct waiter *first = L.head, *last = first;
+		struct request *first = L.head, *last = first;
 		size_t n = 1;
-		while (last->next && n < LEDGER_BATCH_MAX) {
-			last = last->next;
+		while (last->ledger_next && n < LEDGER_BATCH_MAX) {
+			last = last->ledger_next;
 			n++;
 		}
-		L.head = last->next;
+		L.head = last->ledger_next;
 		if (L.head == NULL)
 			L.tail = NULL;
+		last->ledger_next = NULL;
 		pthread_mutex_unlock(&L.mu);
 		write_batch(first, n);
 		pthread_mutex_lock(&L.mu);
@@ -100,27 +113,24 @@ bool ledger_start(struct db_pool *pool)
 	return true;
 }
 
-enum rg_status ledger_record(const struct db_content_read *r, struct db_error *err)
+void ledger_submit(struct request *r)
 {
-	struct waiter w = {.read = r};
 	pthread_mutex_lock(&L.mu);
 	if (!L.running || L.stopping) {
 		pthread_mutex_unlock(&L.mu);
-		db_error_set(err, RG_UNAVAILABLE, NULL, "the disclosure ledger is stopping");
-		return RG_UNAVAILABLE;
+		struct db_error err = {0};
+		db_error_set(&err, RG_UNAVAILABLE, NULL, "the disclosure ledger is stopping");
+		finish(r, RG_UNAVAILABLE, &err);
+		return;
 	}
+	r->ledger_next = NULL;
 	if (L.tail)
-		L.tail->next = &w;
+		L.tail->ledger_next = r;
 	else
-		L.head = &w;
-	L.tail = &w;
+		L.head = r;
+	L.tail = r;
 	pthread_cond_signal(&L.work);
-	while (!w.done)
-		pthread_cond_wait(&L.done, &L.mu);
 	pthread_mutex_unlock(&L.mu);
-	if (w.st != RG_OK)
-		*err = w.err;
-	return w.st;
 }
 
 void ledger_stop(void)

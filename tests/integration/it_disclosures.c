@@ -428,6 +428,54 @@ static void test_a_content_read_is_recorded_and_is_not_retrieval(void **state)
 	tenant_free(&t);
 }
 
+/* When its disclosure cannot be committed, a content read answers 503 and sends nothing. The
+ * failure is made by a trigger that refuses this tenant's rows only (other tests' tenants,
+ * and their servers' batches, are untouched). */
+static void test_an_unrecorded_read_sends_nothing(void **state)
+{
+	(void)state;
+	struct tenant t;
+	tenant_new(&t, "dsc-503");
+	const char *text = "Ledger note qzrefusedone: never sent unrecorded.";
+	char src[ID_MAX];
+	note(t.admin, text, "active", NULL, src, NULL);
+	PGconn *db = PQconnectdb(getenv("DATABASE_URL"));
+	assert_int_equal(PQstatus(db), CONNECTION_OK);
+	char sql[700];
+	snprintf(sql, sizeof sql,
+		 "CREATE FUNCTION it_refuse_dsc503() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+		 " IF NEW.tenant_id = '%s' THEN RAISE EXCEPTION 'refused by the test'; END IF;"
+		 " RETURN NEW; END $$; CREATE TRIGGER it_refuse_dsc503 BEFORE INSERT ON disclosures"
+		 " FOR EACH ROW EXECUTE FUNCTION it_refuse_dsc503()",
+		 t.name);
+	/* left over by an interrupted run: gone first */
+	PGresult *res = PQexec(db, "DROP TRIGGER IF EXISTS it_refuse_dsc503 ON disclosures;"
+				   " DROP FUNCTION IF EXISTS it_refuse_dsc503()");
+	PQclear(res);
+	res = PQexec(db, sql);
+	IT_CHECK(PQresultStatus(res) == PGRES_COMMAND_OK, "the refusing trigger: %s",
+		 PQerrorMessage(db));
+	PQclear(res);
+	char path[160];
+	snprintf(path, sizeof path, "/v1/memory/sources/%s/content", src);
+	struct it_resp r;
+	get(path, t.admin, &r);
+	IT_PROBLEM(&r, 503, "database_unavailable");
+	IT_CHECK(!contains(r.body, "qzrefusedone"), "the content was sent: %s", r.body);
+	IT_CHECK(it_resp_header(&r, "Retry-After") && strcmp(it_resp_header(&r, "Retry-After"), "1") == 0,
+		 "Retry-After: 1");
+	it_resp_free(&r);
+	res = PQexec(db, "DROP TRIGGER it_refuse_dsc503 ON disclosures; DROP FUNCTION it_refuse_dsc503()");
+	PQclear(res);
+	PQfinish(db);
+	expect_content(t.admin, src, text); /* recorded this time */
+	json_t *page = get_ok(t.admin, "/v1/disclosures");
+	IT_CHECK(json_array_size(json_object_get(page, "items")) == 1,
+		 "only the read that was sent is recorded");
+	json_decref(page);
+	tenant_free(&t);
+}
+
 #define READERS 8
 #define READS 25
 
@@ -574,6 +622,7 @@ int main(void)
 		cmocka_unit_test(test_the_ledger_refuses_changes),
 		cmocka_unit_test(test_a_content_read_is_recorded_and_is_not_retrieval),
 		cmocka_unit_test(test_concurrent_content_reads_share_commits),
+		cmocka_unit_test(test_an_unrecorded_read_sends_nothing),
 		cmocka_unit_test(test_no_delivery_after_revocation_under_racing_loads),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
