@@ -13,9 +13,9 @@ static const struct db_row_spec stale_row = DB_ROW_SPEC(struct db_delivery_item,
 
 static const struct db_stmt deliver_stmt = {
 	"mem_deliver",
-	"SELECT record_id FROM memory_deliver($1, $2, $3, $4, $5, $6, $7, $8::text[],"
-	" $9::bigint[], $10::text[])",
-	10, false, &stale_row};
+	"SELECT record_id FROM memory_deliver($1, $2, $3, $4, $5, $6, $7, $8::text[], $9::text[],"
+	" $10::bigint[], $11::text[])",
+	11, false, &stale_row};
 
 static const struct db_stmt reads_stmt = {
 	"content_reads_record",
@@ -25,11 +25,6 @@ static const struct db_stmt reads_stmt = {
 	" $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[])"
 	" AS u(t, r, k, v, h, tok, via, req)",
 	8, false, NULL};
-
-#define DISCLOSURE_COLS \
-	"d.seq, d.disclosure_id, epoch_ms(d.at) AS at_ms, d.record_id, d.record_kind," \
-	" d.revision, d.delivered_hash, d.token_id, d.thread_id, d.surface, d.via," \
-	" d.receipt_id, d.request_id"
 
 static const struct db_col disclosure_cols[] = {
 	DB_INT(struct db_disclosure, seq),
@@ -49,21 +44,48 @@ static const struct db_col disclosure_cols[] = {
 static const struct db_row_spec disclosure_row =
 	DB_ROW_SPEC(struct db_disclosure, disclosure_cols);
 
-/* The records a list covers: one record, or a source with (or without) its derivatives;
- * NULL parameters are "any". Planned per call: each filter has its own index. */
+/* The records a source filter covers ($5, with its derivatives when $6). */
+#define SOURCE_IDS \
+	"(ARRAY[$5::text] || CASE WHEN $6::bool THEN ARRAY(SELECT l.descendant_id" \
+	" FROM memory_lineage l WHERE l.tenant_id = $1 AND l.root_id = $5) ELSE '{}' END)"
+/* The filters a load's row and a disclosure row share ($3 thread, $4 token, $7/$8 window). */
+#define ROW_FILTERS(t) \
+	" AND ($3::text IS NULL OR " t ".thread_id = $3)" \
+	" AND ($4::text IS NULL OR " t ".token_id = $4)" \
+	" AND ($7::bigint IS NULL OR " t ".at >= to_timestamp($7::bigint / 1000.0))" \
+	" AND ($8::bigint IS NULL OR " t ".at < to_timestamp($8::bigint / 1000.0))"
+
+/* Newest first across both homes of a disclosure (migration 0021): a context load's items
+ * from its receipt row (position dseq * 32 + item, at most 20 items), and a row of
+ * `disclosures` (position seq * 32); each side reads at most a page of rows by its index. The
+ * cursor ($9) is the last position shown. Planned per call: each filter has its own index. */
 static const struct db_stmt list_stmt = {
 	"disclosures_list",
-	"SELECT " DISCLOSURE_COLS " FROM disclosures d"
-	" WHERE d.tenant_id = $1"
-	" AND ($2::text IS NULL OR d.record_id = $2)"
-	" AND ($3::text IS NULL OR d.thread_id = $3)"
-	" AND ($4::text IS NULL OR d.token_id = $4)"
-	" AND ($5::text IS NULL OR d.record_id = $5 OR ($6::bool AND d.record_id IN"
-	"  (SELECT l.descendant_id FROM memory_lineage l WHERE l.tenant_id = $1 AND l.root_id = $5)))"
-	" AND ($7::bigint IS NULL OR d.at >= to_timestamp($7::bigint / 1000.0))"
-	" AND ($8::bigint IS NULL OR d.at < to_timestamp($8::bigint / 1000.0))"
-	" AND ($9::bigint = 0 OR d.seq < $9::bigint)"
-	" ORDER BY d.seq DESC LIMIT $10::int",
+	"SELECT * FROM ("
+	" SELECT r.dseq * 32 + u.n AS seq, 'dsc_' || md5(r.receipt_id || ':' || u.n) AS disclosure_id,"
+	"  epoch_ms(r.at) AS at_ms, u.id AS record_id, u.kind AS record_kind, u.rev AS revision,"
+	"  u.hash AS delivered_hash, r.token_id, r.thread_id, 'context' AS surface, r.via,"
+	"  r.receipt_id, r.request_id"
+	" FROM (SELECT * FROM load_receipts r WHERE r.tenant_id = $1 AND r.record_ids <> '{}'"
+	"  AND ($2::text IS NULL OR r.record_ids @> ARRAY[$2::text])"
+	"  AND ($5::text IS NULL OR r.record_ids && " SOURCE_IDS ")" ROW_FILTERS("r")
+	/* a load with an item before the cursor; only the one the cursor is in can give fewer
+	 * items than the filters matched, hence one more load than the page */
+	"  AND ($9::bigint = 0 OR r.dseq * 32 + 1 < $9::bigint)"
+	"  ORDER BY r.dseq DESC LIMIT $10::int + 1) r,"
+	"  unnest(r.record_ids, r.record_kinds, r.revisions, r.delivered_hashes)"
+	"  WITH ORDINALITY AS u(id, kind, rev, hash, n)"
+	" WHERE ($2::text IS NULL OR u.id = $2) AND ($5::text IS NULL OR u.id = ANY(" SOURCE_IDS "))"
+	"  AND ($9::bigint = 0 OR r.dseq * 32 + u.n < $9::bigint)"
+	" UNION ALL"
+	" SELECT * FROM (SELECT d.seq * 32 AS seq, d.disclosure_id, epoch_ms(d.at) AS at_ms,"
+	"  d.record_id, d.record_kind, d.revision, d.delivered_hash, d.token_id, d.thread_id,"
+	"  d.surface, d.via, d.receipt_id, d.request_id FROM disclosures d WHERE d.tenant_id = $1"
+	"  AND ($2::text IS NULL OR d.record_id = $2)"
+	"  AND ($5::text IS NULL OR d.record_id = ANY(" SOURCE_IDS "))" ROW_FILTERS("d")
+	"  AND ($9::bigint = 0 OR d.seq * 32 < $9::bigint)"
+	"  ORDER BY d.seq DESC LIMIT $10::int) d) a"
+	" ORDER BY seq DESC LIMIT $10::int",
 	10, DB_CUSTOM_PLAN, &disclosure_row};
 
 static const struct db_col summary_cols[] = {
@@ -77,15 +99,24 @@ static const struct db_col summary_cols[] = {
 static const struct db_row_spec summary_row =
 	DB_ROW_SPEC(struct db_disclosure_summary, summary_cols);
 
+/* Over a source and its derivatives, context items (from the loads' rows) and rows of
+ * `disclosures` alike; after_revocation counts the context ones at or after revoked_at. */
 static const struct db_stmt summary_stmt = {
 	"disclosures_summary",
-	"SELECT count(*) AS count, count(DISTINCT d.thread_id) AS threads,"
-	" count(DISTINCT d.token_id) AS tokens, epoch_ms(min(d.at)) AS first_at_ms,"
-	" epoch_ms(max(d.at)) AS last_at_ms,"
-	" count(*) FILTER (WHERE d.surface = 'context' AND d.at >= (SELECT s.revoked_at"
-	"  FROM memory_records s WHERE s.tenant_id = $1 AND s.record_id = $2)) AS after_revocation"
-	" FROM disclosures d WHERE d.tenant_id = $1 AND (d.record_id = $2 OR d.record_id IN"
-	"  (SELECT l.descendant_id FROM memory_lineage l WHERE l.tenant_id = $1 AND l.root_id = $2))",
+	"WITH ids AS (SELECT ARRAY[$2::text] || ARRAY(SELECT l.descendant_id FROM memory_lineage l"
+	"  WHERE l.tenant_id = $1 AND l.root_id = $2) AS a),"
+	" revoked AS (SELECT s.revoked_at FROM memory_records s WHERE s.tenant_id = $1"
+	"  AND s.record_id = $2),"
+	" items AS (SELECT r.at, r.thread_id, r.token_id, 'context' AS surface"
+	"  FROM load_receipts r, ids, unnest(r.record_ids) AS u(id)"
+	"  WHERE r.tenant_id = $1 AND r.record_ids && ids.a AND u.id = ANY(ids.a)"
+	"  UNION ALL SELECT d.at, d.thread_id, d.token_id, d.surface FROM disclosures d, ids"
+	"  WHERE d.tenant_id = $1 AND d.record_id = ANY(ids.a))"
+	" SELECT count(*) AS count, count(DISTINCT i.thread_id) AS threads,"
+	" count(DISTINCT i.token_id) AS tokens, epoch_ms(min(i.at)) AS first_at_ms,"
+	" epoch_ms(max(i.at)) AS last_at_ms, count(*) FILTER (WHERE i.surface = 'context'"
+	"  AND i.at >= (SELECT revoked_at FROM revoked)) AS after_revocation"
+	" FROM items i",
 	2, false, &summary_row};
 
 static const struct db_col receipt_list_cols[] = {
@@ -97,12 +128,12 @@ static const struct db_row_spec receipt_list_row =
 
 static const struct db_stmt receipts_stmt = {
 	"load_receipts_list",
-	"SELECT r.seq, r.body FROM load_receipts r WHERE r.tenant_id = $1"
+	"SELECT r.dseq AS seq, r.body FROM load_receipts r WHERE r.tenant_id = $1"
 	" AND ($2::text IS NULL OR r.thread_id = $2)"
 	" AND ($3::bigint IS NULL OR r.created_at >= to_timestamp($3::bigint / 1000.0))"
 	" AND ($4::bigint IS NULL OR r.created_at < to_timestamp($4::bigint / 1000.0))"
-	" AND ($5::bigint = 0 OR r.seq < $5::bigint)"
-	" ORDER BY r.seq DESC LIMIT $6::int",
+	" AND ($5::bigint = 0 OR r.dseq < $5::bigint)"
+	" ORDER BY r.dseq DESC LIMIT $6::int",
 	6, DB_CUSTOM_PLAN, &receipt_list_row};
 
 /* An instant as a parameter: NULL for RG_TIME_NONE. */
@@ -114,23 +145,24 @@ static const char *time_param(char buf[DB_INT_SIZE], int64_t ms)
 enum rg_status db_mem_deliver(struct db_conn *c, const struct db_actor *a,
 			      const struct db_delivery *d, size_t *stale, struct db_error *err)
 {
-	const char *ids[64], *revs[64], *hashes[64];
+	const char *ids[64], *kinds[64], *revs[64], *hashes[64];
 	char rev_text[64][DB_INT_SIZE];
 	*stale = 0;
 	if (d->n > 64)
 		return RG_INVALID;
 	for (size_t i = 0; i < d->n; i++) {
 		ids[i] = d->items[i].record_id;
+		kinds[i] = d->items[i].record_kind;
 		revs[i] = db_int_param(rev_text[i], d->items[i].revision);
 		hashes[i] = d->items[i].content_hash;
 	}
-	char *id_list = db_array_literal(ids, d->n), *rev_list = db_array_literal(revs, d->n),
-	     *hash_list = db_array_literal(hashes, d->n);
+	char *id_list = db_array_literal(ids, d->n), *kind_list = db_array_literal(kinds, d->n),
+	     *rev_list = db_array_literal(revs, d->n), *hash_list = db_array_literal(hashes, d->n);
 	enum rg_status st = RG_NOMEM;
-	if (id_list && rev_list && hash_list) {
+	if (id_list && kind_list && rev_list && hash_list) {
 		const char *params[] = {a->tenant_id, a->token_id, a->request_id, d->thread_id,
-					d->via, d->receipt_id, d->receipt_json, id_list, rev_list,
-					hash_list};
+					d->via, d->receipt_id, d->receipt_json, id_list, kind_list,
+					rev_list, hash_list};
 		struct db_rows rows;
 		st = db_query(c, &deliver_stmt, params, &rows, err);
 		if (st == RG_OK)
@@ -138,6 +170,7 @@ enum rg_status db_mem_deliver(struct db_conn *c, const struct db_actor *a,
 		db_rows_free(&rows);
 	}
 	free(id_list);
+	free(kind_list);
 	free(rev_list);
 	free(hash_list);
 	return st;

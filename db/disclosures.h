@@ -12,6 +12,7 @@
 /* One record a context load delivers (borrowed texts). */
 struct db_delivery_item {
 	const char *record_id;
+	const char *record_kind; /* "source" | "derivative" */
 	int64_t revision;
 	const char *content_hash;
 };
@@ -26,7 +27,7 @@ struct db_delivery {
 	size_t n;              /* at most 64 */
 };
 
-/* Records the load: its receipt and one disclosure per item, committed when this returns
+/* Records the load: its receipt and its items' disclosures (one row), committed when this returns
  * RG_OK with *stale == 0. *stale > 0: that many items are no longer retrievable at their
  * revision (revoked, made cold, their assent revoked meanwhile): nothing was recorded, match
  * again. */
@@ -68,8 +69,8 @@ struct db_disclosure_filter {
 	int64_t since_ms, until_ms; /* since inclusive, until exclusive */
 };
 
-/* Newest first, seq < before (0: from the newest); limit + 1 rows are read to tell whether
- * there is a next page. */
+/* Newest first, before the position `before` (0: from the newest; a row's `seq` is its
+ * position); limit + 1 rows are read to tell whether there is a next page. */
 enum rg_status db_disclosures_list(struct db_conn *c, const char *tenant,
 				   const struct db_disclosure_filter *f, int64_t before,
 				   int limit, struct db_rows *rows,

@@ -206,8 +206,13 @@ static enum rg_status context_attempt(struct h_ctx *ctx, struct db_conn *c,
 	size_t n = json_array_size(*items);
 	for (size_t i = 0; i < n && i < RG_MEM_CONTEXT_ITEMS_MAX; i++) {
 		const json_t *item = json_array_get(*items, i);
+		const char *id = str(item, "record_id"), *kind = "source";
+		for (size_t k = 0; k < rows.n; k++)
+			if (strcmp(m[k].record_id, id) == 0)
+				kind = m[k].record_kind;
 		delivered[i] = (struct db_delivery_item){
-			.record_id = str(item, "record_id"),
+			.record_id = id,
+			.record_kind = kind,
 			.revision = json_integer_value(json_object_get(item, "revision")),
 			.content_hash = str(json_array_get(loaded, i), "delivered_hash"),
 		};

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prints a pgbench script that replays what POST /v1/memory/context runs: the ranked match
 with content (db/memory.c: mem_context, MATCH_SQL) and the recording of the load, its receipt
-and one disclosure per delivered item (db/disclosures.c: mem_deliver), two statements like the
+row with the delivered items (db/disclosures.c: mem_deliver), two statements like the
 service's two round trips. The SQL is read from
 db/memory.c at run time, so the ceiling follows the source; the receipt body is the one the
 service stored for the same query (a file, given as the only argument), so both write the
@@ -57,14 +57,18 @@ body = open(sys.argv[1]).read().rstrip("\n")
 loaded = json.loads(body)["loaded_inputs"]
 ids = "ARRAY[" + ",".join("'%s'" % x["record_id"] for x in loaded) + "]::text[]"
 hashes = "ARRAY[" + ",".join(sql_literal(x["delivered_hash"]) for x in loaded) + "]::text[]"
+# the kinds the match answered, read in the same statement like the revisions
+kinds = ("ARRAY(SELECT r.record_kind FROM unnest(%s) WITH ORDINALITY AS u(id, n)"
+         " JOIN memory_records r ON r.tenant_id = :tenant AND r.record_id = u.id"
+         " ORDER BY u.n)" % ids)
 # the revisions the match answered: read in the same statement, in the items' order
 revisions = ("ARRAY(SELECT r.revision FROM unnest(%s) WITH ORDINALITY AS u(id, n)"
              " JOIN memory_records r ON r.tenant_id = :tenant AND r.record_id = u.id"
              " ORDER BY u.n)" % ids)
 deliver = subst(stmt_sql("deliver_stmt", "db/disclosures.c"), {
     1: ":tenant", 2: "'tok_pgbench'", 3: "'req_pgbench'", 4: "NULL", 5: "'rest'",
-    6: "'lrc_pgb' || :client_id || 'x' || :r", 7: sql_literal(body), 8: ids, 9: revisions,
-    10: hashes})
+    6: "'lrc_pgb' || :client_id || 'x' || :r", 7: sql_literal(body), 8: ids, 9: kinds,
+    10: revisions, 11: hashes})
 
 print("-- POST /v1/memory/context's SQL (db/memory.c: mem_context; db/disclosures.c: mem_deliver,")
 print("-- its receipt and disclosures), written by tests/bench/gen_pgbench_context.py; run with")

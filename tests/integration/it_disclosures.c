@@ -22,6 +22,14 @@
 
 #define AUDIT "audit:read"
 
+/* GET a record's content */
+static void get_content(const char *token, const char *id, struct it_resp *r)
+{
+	char path[160];
+	snprintf(path, sizeof path, "/v1/memory/sources/%s/content", id);
+	get(path, token, r);
+}
+
 /* new: GET path with token, 200 expected, the answer's JSON */
 static json_t *get_ok(const char *token, const char *path)
 {
@@ -350,14 +358,20 @@ static void test_the_ledger_refuses_changes(void **state)
 	tenant_new(&t, "dsc-ro");
 	char src[ID_MAX], drv[ID_MAX];
 	source_and_summary(&t, "qzledgereight", src, drv);
-	json_decref(load(t.admin, "qzledgereight", NULL, NULL));
+	json_decref(load(t.admin, "qzledgereight", NULL, NULL)); /* a load's row */
+	struct it_resp cr;
+	get_content(t.admin, src, &cr); /* a content read's row */
+	IT_STATUS(&cr, 200);
+	it_resp_free(&cr);
 	PGconn *db = PQconnectdb(getenv("DATABASE_URL"));
 	assert_int_equal(PQstatus(db), CONNECTION_OK);
 	static const char *const sql[] = {
 		"UPDATE disclosures SET thread_id = 'x' WHERE tenant_id = $1",
 		"DELETE FROM disclosures WHERE tenant_id = $1",
+		"UPDATE load_receipts SET thread_id = 'x' WHERE tenant_id = $1",
+		"DELETE FROM load_receipts WHERE tenant_id = $1",
 	};
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		const char *params[] = {t.name};
 		PGresult *res = PQexecParams(db, sql[i], 1, NULL, params, NULL, NULL, 0);
 		IT_CHECK(PQresultStatus(res) == PGRES_FATAL_ERROR &&
@@ -365,12 +379,14 @@ static void test_the_ledger_refuses_changes(void **state)
 			 "%s was not refused", sql[i]);
 		PQclear(res);
 	}
-	PGresult *res = PQexec(db, "TRUNCATE disclosures");
-	IT_CHECK(PQresultStatus(res) == PGRES_FATAL_ERROR, "TRUNCATE was not refused");
-	PQclear(res);
+	for (int i = 0; i < 2; i++) {
+		PGresult *res = PQexec(db, i ? "TRUNCATE load_receipts" : "TRUNCATE disclosures");
+		IT_CHECK(PQresultStatus(res) == PGRES_FATAL_ERROR, "TRUNCATE was not refused");
+		PQclear(res);
+	}
 	PQfinish(db);
 	json_t *page = get_ok(t.admin, "/v1/disclosures");
-	IT_CHECK(json_array_size(json_object_get(page, "items")) == 2, "the rows are unchanged");
+	IT_CHECK(json_array_size(json_object_get(page, "items")) == 3, "the rows are unchanged");
 	json_decref(page);
 	tenant_free(&t);
 }
