@@ -145,17 +145,24 @@ static const struct db_stmt get_stmt = {
 	" FROM memory_records r WHERE r.tenant_id = $1 AND r.record_id = $2",
 	2, false, &record_row};
 
+/* A list's filters ($1 tenant, $2 kind, $4.. the optional ones), then its order. */
+#define LIST_SQL(position) \
+	META_SELECT \
+	" CASE WHEN r.record_kind = 'derivative' THEN " PROVENANCE_SELECT " END AS provenance" \
+	" FROM memory_records r WHERE r.tenant_id = $1 AND r.record_kind = $2 AND " position \
+	" AND ($4::text IS NULL OR r.classification = $4)" \
+	" AND ($5::text IS NULL OR ($5 = 'eligible') = memory_retrievable(r.eligible," \
+	"  r.assent_expires_at))" \
+	" AND ($6::text IS NULL OR r.source_kind = $6) AND ($7::text IS NULL OR r.thread_id = $7)" \
+	" AND ($9::jsonb IS NULL OR r.labels @> $9::jsonb)"
+
 static const struct db_stmt list_stmt = {
-	"mem_list",
-	META_SELECT
-	" CASE WHEN r.record_kind = 'derivative' THEN " PROVENANCE_SELECT " END AS provenance"
-	" FROM memory_records r WHERE r.tenant_id = $1 AND r.record_kind = $2 AND r.seq > $3::bigint"
-	" AND ($4::text IS NULL OR r.classification = $4)"
-	" AND ($5::text IS NULL OR ($5 = 'eligible') = memory_retrievable(r.eligible,"
-	"  r.assent_expires_at))"
-	" AND ($6::text IS NULL OR r.source_kind = $6) AND ($7::text IS NULL OR r.thread_id = $7)"
-	" ORDER BY r.seq LIMIT $8::int",
-	8, true, &record_row};
+	"mem_list", LIST_SQL("r.seq > $3::bigint") " ORDER BY r.seq LIMIT $8::int", 9, true,
+	&record_row};
+static const struct db_stmt list_newest_stmt = {
+	"mem_list_newest",
+	LIST_SQL("($3::bigint = 0 OR r.seq < $3::bigint)") " ORDER BY r.seq DESC LIMIT $8::int", 9,
+	true, &record_row};
 
 static const struct db_col content_cols[] = {
 	DB_TEXT(struct db_mem_content, content),
@@ -454,9 +461,10 @@ enum rg_status db_mem_list(struct db_conn *c, const char *tenant, const struct d
 			   int64_t after, int limit, struct db_rows *out, struct db_error *err)
 {
 	char a[DB_INT_SIZE], l[DB_INT_SIZE];
-	const char *params[] = {tenant, f->record_kind, db_int_param(a, after), f->classification,
-				f->state, f->source_kind, f->thread_id, db_page_limit_param(l, limit)};
-	return db_query(c, &list_stmt, params, out, err);
+	const char *params[] = {tenant,	       f->record_kind, db_int_param(a, after),
+				f->classification, f->state,	      f->source_kind,
+				f->thread_id,	       db_page_limit_param(l, limit), f->labels_json};
+	return db_query(c, f->newest ? &list_newest_stmt : &list_stmt, params, out, err);
 }
 
 static enum rg_status match(struct db_conn *c, const struct db_stmt *stmt, const char *tenant,

@@ -83,6 +83,8 @@ struct db_mem_filter {
 	const char *state;          /* "eligible" | "ineligible" | NULL */
 	const char *source_kind;
 	const char *thread_id;
+	const char *labels_json; /* a JSON object the record's labels must contain, NULL = any */
+	bool newest;             /* newest first (cursor: seq below it), else oldest first */
 };
 
 /* One record (source or derivative): 0 or 1 struct db_mem_record rows. */

@@ -169,6 +169,9 @@ struct h_ctx {
 	bool shutting_down; /* SIGTERM came: the instance drains (readiness answers 503) */
 	long long received_ms; /* CLOCK_MONOTONIC ms at the request's arrival */
 	const char *(*query)(const struct h_ctx *ctx, const char *name); /* query argument */
+	/* Every value of a repeated query argument, in order: up to max into out; the count. */
+	size_t (*query_all)(const struct h_ctx *ctx, const char *name, const char **out,
+			    size_t max);
 	const char *(*header)(const struct h_ctx *ctx, const char *name); /* request header */
 	/* Makes the reply an event stream of the caller's tenant; false with the problem set
 	 * (503 too_many_streams or shutting_down). */

@@ -26,6 +26,20 @@ static const char *args_query(const struct h_ctx *ctx, const char *name)
 	return json_string_value(json_object_get(ctx->server_data, name));
 }
 
+/* A tool's array argument as the values of a repeated query argument. */
+static size_t args_query_all(const struct h_ctx *ctx, const char *name, const char **out,
+			     size_t max)
+{
+	const json_t *v = json_object_get(ctx->server_data, name);
+	size_t n = 0;
+	if (json_is_string(v) && max > 0)
+		out[n++] = json_string_value(v);
+	for (size_t i = 0; json_is_array(v) && i < json_array_size(v) && n < max; i++)
+		if (json_is_string(json_array_get(v, i)))
+			out[n++] = json_string_value(json_array_get(v, i));
+	return n;
+}
+
 static bool is_query(const struct mcp_tool *t, const char *name)
 {
 	for (const struct field_spec *q = t->query; q && q->name; q++)
@@ -181,6 +195,7 @@ json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t 
 	sub.foreign_origin = false;
 	sub.via = "mcp";
 	sub.query = args_query;
+	sub.query_all = args_query_all;
 	sub.header = no_header;
 	sub.events_open = no_stream;
 	sub.rate_take = NULL;

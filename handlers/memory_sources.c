@@ -176,25 +176,66 @@ static json_t *source_row(const void *row, const void *arg, int64_t *cursor)
 	return source_meta(r, a->labels);
 }
 
+/* ?label=k:v (repeatable, all must match) as one JSON object for db/ (new: free()), NULL when
+ * absent; false after answering 422. The 422 names `label`, never a key or a value. */
+static bool read_labels(struct h_ctx *ctx, char **out)
+{
+	const char *pairs[RG_MEM_LABELS_MAX + 1];
+	size_t n = ctx->query_all ? ctx->query_all(ctx, "label", pairs, RG_MEM_LABELS_MAX + 1) : 0;
+	*out = NULL;
+	if (n == 0)
+		return true;
+	json_t *o = json_object();
+	bool ok = n <= RG_MEM_LABELS_MAX;
+	for (size_t i = 0; ok && i < n; i++) {
+		const char *colon = strchr(pairs[i], ':');
+		char key[65];
+		size_t klen = colon ? (size_t)(colon - pairs[i]) : 0;
+		ok = colon && klen > 0 && klen < sizeof key && strlen(colon + 1) <= RG_MEM_LABEL_VALUE_MAX;
+		if (ok) {
+			memcpy(key, pairs[i], klen);
+			key[klen] = '\0';
+			json_t *v = core_label_key_valid(key) ? json_string(colon + 1) : NULL;
+			ok = v && json_object_set_new(o, key, v) == 0; /* v NULL: not UTF-8 */
+		}
+	}
+	if (ok)
+		*out = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!ok || *out == NULL) {
+		h_invalid(ctx, "label",
+			  "must be key:value, a label key and a value of at most 256 bytes, at most 32");
+		return false;
+	}
+	return true;
+}
+
 void h_source_list(struct h_ctx *ctx)
 {
 	static const char *const includes[] = {"labels", NULL};
+	static const char *const orders[] = {"newest", "oldest", NULL};
 	struct h_mem_list_args a = {.filter = {.record_kind = "source"}};
-	const char *include;
+	const char *include, *order;
+	char *labels = NULL;
 	if (!h_mem_query_enum(ctx, "classification", classifications, &a.filter.classification) ||
 	    !h_mem_query_enum(ctx, "state", h_mem_states, &a.filter.state) ||
 	    !h_mem_query_enum(ctx, "source_kind", source_kinds, &a.filter.source_kind) ||
-	    !h_mem_query_enum(ctx, "include", includes, &include))
+	    !h_mem_query_enum(ctx, "include", includes, &include) ||
+	    !h_mem_query_enum(ctx, "order", orders, &order) || !read_labels(ctx, &labels))
 		return;
+	a.filter.newest = order == NULL || strcmp(order, "newest") == 0;
+	a.filter.labels_json = labels;
 	a.filter.thread_id = ctx->query(ctx, "thread_id");
 	if (a.filter.thread_id && !core_id_valid(a.filter.thread_id)) {
 		h_invalid(ctx, "thread_id", h_id_reason);
+		free(labels);
 		return;
 	}
 	a.labels = include != NULL;
 	const struct h_list_query q = {.default_limit = H_PAGE_DEFAULT, .arg = &a,
 				       .fetch = h_mem_fetch_records, .render = source_row};
 	h_list(ctx, &q);
+	free(labels);
 }
 
 /* ?as_of=: the record as it was then (the eligibility history); 404 when it did not exist. */

@@ -18,6 +18,30 @@ static const char *ctx_query(const struct h_ctx *ctx, const char *name)
 	return MHD_lookup_connection_value(ctx->server_data, MHD_GET_ARGUMENT_KIND, name);
 }
 
+struct query_values {
+	const char *name;
+	const char **out;
+	size_t max, n;
+};
+
+static enum MHD_Result take_value(void *cls, enum MHD_ValueKind kind, const char *key,
+				  const char *value)
+{
+	(void)kind;
+	struct query_values *q = cls;
+	if (key && value && strcmp(key, q->name) == 0 && q->n < q->max)
+		q->out[q->n++] = value;
+	return MHD_YES;
+}
+
+static size_t ctx_query_all(const struct h_ctx *ctx, const char *name, const char **out,
+			    size_t max)
+{
+	struct query_values q = {.name = name, .out = out, .max = max};
+	MHD_get_connection_values(ctx->server_data, MHD_GET_ARGUMENT_KIND, take_value, &q);
+	return q.n;
+}
+
 static const char *ctx_header(const struct h_ctx *ctx, const char *name)
 {
 	return header(ctx->server_data, name);
@@ -172,6 +196,7 @@ bool dispatch_begin(struct request *r, enum MHD_Result *ret)
 		.shutting_down = atomic_load(&srv->draining),
 		.received_ms = (long long)r->started.tv_sec * 1000 + r->started.tv_nsec / 1000000,
 		.query = ctx_query,
+		.query_all = ctx_query_all,
 		.header = ctx_header,
 		.events_open = events_open,
 		.foreign_origin = foreign_origin(r),

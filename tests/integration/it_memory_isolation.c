@@ -331,6 +331,66 @@ static void test_scopes(void **state)
 	tenant_free(&t);
 }
 
+/* The sources list: newest first by default (oldest on request), and ?label=k:v filters,
+ * repeatable, all must match; a malformed label → 422 naming `label`, never echoing it. */
+static void test_source_list_order_and_labels(void **state)
+{
+	(void)state;
+	struct tenant t;
+	tenant_new(&t, "mem-lbl");
+	char ids[3][ID_MAX];
+	static const char *const labels[3][2] = {
+		{"team", "red"}, {"team", "blue"}, {"team", "red"}};
+	for (int i = 0; i < 3; i++) {
+		json_t *b = note_body(i == 2 ? "qzlbl third" : i ? "qzlbl second" : "qzlbl first",
+				      NULL, NULL);
+		json_t *l = json_object();
+		json_object_set_new(l, labels[i][0], json_string(labels[i][1]));
+		if (i == 2)
+			json_object_set_new(l, "zone", json_string("eu:west"));
+		json_object_set_new(b, "labels", l);
+		json_decref(create_source(t.admin, b, ids[i]));
+	}
+	struct it_resp r;
+	get("/v1/memory/sources", t.admin, &r);
+	IT_STATUS(&r, 200);
+	const json_t *items = json_object_get(r.json, "items");
+	IT_CHECK(json_array_size(items) == 3 &&
+		     it_json_str_is(json_array_get(items, 0), "source_id", ids[2]) &&
+		     it_json_str_is(json_array_get(items, 2), "source_id", ids[0]),
+		 "newest first by default: %s", r.body);
+	it_resp_free(&r);
+	get("/v1/memory/sources?order=oldest&limit=1", t.admin, &r);
+	IT_STATUS(&r, 200);
+	IT_CHECK(it_json_str_is(json_array_get(json_object_get(r.json, "items"), 0), "source_id",
+				ids[0]) &&
+		     it_json_str(r.json, "next_cursor") != NULL,
+		 "oldest first on request: %s", r.body);
+	it_resp_free(&r);
+	json_t *red = list_all(t.admin, "/v1/memory/sources?label=team:red");
+	IT_CHECK(json_array_size(red) == 2, "two red");
+	json_decref(red);
+	json_t *both = list_all(t.admin, "/v1/memory/sources?label=team:red&label=zone:eu:west");
+	IT_CHECK(json_array_size(both) == 1 && it_json_str_is(json_array_get(both, 0), "source_id",
+							      ids[2]),
+		 "all labels must match (a value may hold a colon)");
+	json_decref(both);
+	json_t *none = list_all(t.admin, "/v1/memory/sources?label=team:green");
+	IT_CHECK(json_array_size(none) == 0, "no green");
+	json_decref(none);
+	static const char *const bad[] = {"label=qzsecretkey", "label=:v", "label=Bad:v",
+					  "order=random"};
+	for (size_t i = 0; i < 4; i++) {
+		char path[120];
+		snprintf(path, sizeof path, "/v1/memory/sources?%s", bad[i]);
+		get(path, t.admin, &r);
+		expect_422(&r, "validation_failed", i < 3 ? "label" : "order", true, bad[i]);
+		IT_CHECK(!contains(r.body, "qzsecretkey"), "the label is echoed: %s", r.body);
+		it_resp_free(&r);
+	}
+	tenant_free(&t);
+}
+
 int main(void)
 {
 	if (!it_init())
@@ -338,6 +398,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_tenant_isolation),
 	    cmocka_unit_test(test_scopes),
+	    cmocka_unit_test(test_source_list_order_and_labels),
 	};
 	int rc = cmocka_run_group_tests_name("it_memory_isolation", tests, group_setup,
 					     group_teardown);
