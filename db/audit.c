@@ -29,12 +29,17 @@ static const struct db_col check_cols[] = {
 };
 static const struct db_row_spec check_row = DB_ROW_SPEC(struct db_audit_check, check_cols);
 
+#define AUDIT_LIST(position, order) \
+	"SELECT " DB_AUDIT_COLUMNS " FROM audit_log WHERE tenant_id = $1" \
+	" AND ($2::text IS NULL OR resource_type = $2) AND ($3::text IS NULL OR resource_id = $3)" \
+	" AND " position " ORDER BY seq " order " LIMIT $5::int"
+
 static const struct db_stmt list_stmt = {
-	"audit_list",
-	"SELECT " DB_AUDIT_COLUMNS " FROM audit_log WHERE tenant_id = $1"
-	" AND ($2::text IS NULL OR resource_type = $2) AND ($3::text IS NULL OR resource_id = $3)"
-	" AND seq > $4::bigint ORDER BY seq LIMIT $5::int",
-	5, false, &db_audit_record_row};
+	"audit_list", AUDIT_LIST("seq > $4::bigint", "ASC"), 5, false, &db_audit_record_row};
+/* Newest first (a timeline opening on the latest records): before the cursor, if any. */
+static const struct db_stmt list_newest_stmt = {
+	"audit_list_newest", AUDIT_LIST("($4::bigint = 0 OR seq < $4::bigint)", "DESC"), 5, false,
+	&db_audit_record_row};
 
 /* One chunk of a verify page: the records after $4, oldest first, at most $5 + 1 rows, each
  * with the hash its prev_hash must equal: NULL for a chain's first record, else the hash of
@@ -56,13 +61,13 @@ static const struct db_stmt verify_stmt = {
 	5, false, &check_row};
 
 enum rg_status db_audit_list(struct db_conn *c, const char *tenant_id, const char *resource_type,
-			     const char *resource_id, int64_t after_seq, int limit,
+			     const char *resource_id, bool newest, int64_t after_seq, int limit,
 			     struct db_rows *rows, struct db_error *err)
 {
 	char after[DB_INT_SIZE], lim[DB_INT_SIZE];
 	const char *params[] = {tenant_id, resource_type, resource_id,
 				db_int_param(after, after_seq), db_page_limit_param(lim, limit)};
-	return db_query(c, &list_stmt, params, rows, err);
+	return db_query(c, newest ? &list_newest_stmt : &list_stmt, params, rows, err);
 }
 
 enum rg_status db_audit_verify_chunk(struct db_conn *c, const char *tenant_id,

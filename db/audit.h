@@ -9,10 +9,11 @@
 #include "core/audit.h"
 #include "db/db.h"
 
-/* Records with seq > after_seq, oldest first, at most limit+1 rows; resource_type and
- * resource_id may be NULL (no filter). *rows is new: struct core_audit_record rows. */
+/* Records with seq > after_seq, oldest first (newest: seq < after_seq, or from the newest
+ * when it is 0, newest first), at most limit+1 rows; resource_type and resource_id may be
+ * NULL (no filter). *rows is new: struct core_audit_record rows. */
 enum rg_status db_audit_list(struct db_conn *c, const char *tenant_id, const char *resource_type,
-			     const char *resource_id, int64_t after_seq, int limit,
+			     const char *resource_id, bool newest, int64_t after_seq, int limit,
 			     struct db_rows *rows, struct db_error *err) RG_MUSTCHECK;
 
 /* A record as the verify walk checks it. */

@@ -53,13 +53,15 @@ static bool read_filters(struct h_ctx *ctx, const char **type, const char **id)
 
 struct audit_filters {
 	const char *type, *id;
+	bool newest;
 };
 
 static enum rg_status fetch_audit(struct h_ctx *ctx, struct db_conn *c, const void *arg,
 				  int64_t after, int limit, struct db_rows *rows)
 {
 	const struct audit_filters *f = arg;
-	return db_audit_list(c, ctx->tenant_id, f->type, f->id, after, limit, rows, &ctx->dberr);
+	return db_audit_list(c, ctx->tenant_id, f->type, f->id, f->newest, after, limit, rows,
+			     &ctx->dberr);
 }
 
 static json_t *audit_row(const void *row, const void *arg, int64_t *cursor)
@@ -73,8 +75,14 @@ static json_t *audit_row(const void *row, const void *arg, int64_t *cursor)
 void h_audit_list(struct h_ctx *ctx)
 {
 	struct audit_filters f;
+	const char *order = ctx->query(ctx, "order");
 	if (!read_filters(ctx, &f.type, &f.id))
 		return;
+	if (order && strcmp(order, "oldest") != 0 && strcmp(order, "newest") != 0) {
+		h_invalid(ctx, "order", "must be oldest or newest");
+		return;
+	}
+	f.newest = order && strcmp(order, "newest") == 0;
 	const struct h_list_query q = {.default_limit = H_PAGE_DEFAULT,
 				       .arg = &f,
 				       .fetch = fetch_audit,
