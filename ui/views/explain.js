@@ -31,8 +31,9 @@ function contentCell(item) {
   if (item.record_kind !== 'source')
     return el('span', { class: 'muted' }, 'derivative: see its sources');
   const out = el('span', {});
+  // The name starts with the visible label, so speech users can say what they see (WCAG 2.5.3).
   const btn = el('button', { type: 'button', class: 'small',
-    'aria-label': `Show the content of ${item.record_id}`,
+    'aria-label': `Show content of ${item.record_id}`,
     onclick: async () => {
       try {
         const c = await get(url(['v1', 'memory', 'sources', item.record_id, 'content']));
