@@ -91,6 +91,17 @@ export function badge(text, kind) {
   return el('span', { class: `badge badge-${kind}` }, text);
 }
 
+// Codes (reason codes, failure codes) as chips: one element each, apart on screen, and list
+// items for a screen reader (each read as its own word, never two codes glued together).
+// Spans with list roles rather than <ul>: a chip list also sits inside phrasing content
+// (a badge's line, a tree item).
+export function chips(codes, none = 'none') {
+  if (!codes || codes.length === 0)
+    return el('span', { class: 'muted' }, none);
+  return el('span', { class: 'chips', role: 'list' },
+    codes.map((c) => el('span', { role: 'listitem' }, code(c))));
+}
+
 export function code(text) {
   return el('code', {}, text === null || text === undefined ? '—' : String(text));
 }

@@ -2,7 +2,7 @@
 // There is no list endpoint: the envelopes are found through the audit trail (audit:read),
 // or opened by id; "Verify again" asks for a fresh verdict against the workspace as it is.
 import { get, page, post, url } from '../api.js';
-import { badge, code, el, facts, field, fill, link, note, table, time } from '../dom.js';
+import { badge, chips, code, el, facts, field, fill, link, note, table, time } from '../dom.js';
 import { errorNote, missingScope, pager } from '../view.js';
 
 const KIND = { MATCH: 'ok', DRIFT: 'warn', UNVERIFIABLE: 'bad' };
@@ -11,8 +11,7 @@ function verdict(env) {
   return [
     facts([['Envelope', code(env.envelope_id)],
       ['Verdict', el('span', { id: 'verdict' }, badge(env.verdict, KIND[env.verdict] || 'muted'))],
-      ['Failure codes', env.failure_codes.length ? env.failure_codes.map((c) => code(c))
-        : el('span', { class: 'muted' }, 'none')],
+      ['Failure codes', el('span', { id: 'failure-codes' }, chips(env.failure_codes))],
       env.workspace_id ? ['Workspace', code(env.workspace_id)] : null,
       env.verified_at ? ['Verified', time(env.verified_at)] : null,
       env.created_at ? ['Submitted', time(env.created_at)] : null]),
