@@ -1,13 +1,46 @@
 # Writes a C file of bytes compiled into the binary. MODE=db (the default): the migrations
 # and the SQL functions (name + bytes, in order) and openapi.yaml (db/embedded.h). MODE=ui: every file under
-# UI_DIR with its content type and an ETag from its SHA-256 (handlers/ui_files.h).
-function(rg_hex_literal path outvar)
-  file(READ ${path} hex HEX)
+# UI_DIR with its content type, an ETag from its SHA-256, and its gzip form (handlers/ui_files.h).
+function(rg_hex_to_literal hex outvar)
   string(LENGTH "${hex}" hexlen)
   math(EXPR len "${hexlen} / 2")
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," body "${hex}")
   set(${outvar} "{${body}0x00}" PARENT_SCOPE)
   set(${outvar}_len ${len} PARENT_SCOPE)
+endfunction()
+
+function(rg_hex_literal path outvar)
+  file(READ ${path} hex HEX)
+  rg_hex_to_literal("${hex}" lit)
+  set(${outvar} "${lit}" PARENT_SCOPE)
+  set(${outvar}_len ${lit_len} PARENT_SCOPE)
+endfunction()
+
+# The gzip form of a dashboard file (RFC 1952), made here once so the server never compresses
+# per request: CMake's own archive library, level 9, a raw stream of the one file. The header's
+# modification time (bytes 4-7) is zeroed, so the same file always gives the same bytes. The
+# hex is left empty when gzip does not make the file smaller (an image already compressed).
+function(rg_gzip_hex path work outvar)
+  set(gz ${work}.gz)
+  file(REMOVE ${gz})
+  file(ARCHIVE_CREATE OUTPUT ${gz} PATHS ${path} FORMAT raw COMPRESSION GZip
+       COMPRESSION_LEVEL 9)
+  file(READ ${gz} hex HEX)
+  file(REMOVE ${gz})
+  string(SUBSTRING "${hex}" 0 6 magic)
+  if(NOT magic STREQUAL "1f8b08")
+    message(FATAL_ERROR "${path}: the gzip form does not start with 1f 8b 08")
+  endif()
+  string(SUBSTRING "${hex}" 0 8 head)
+  string(SUBSTRING "${hex}" 16 -1 rest)
+  set(hex "${head}00000000${rest}")
+  file(SIZE ${path} plain)
+  string(LENGTH "${hex}" hexlen)
+  math(EXPR gzlen "${hexlen} / 2")
+  if(gzlen GREATER_EQUAL plain)
+    set(hex "")
+  endif()
+  set(${outvar} "${hex}" PARENT_SCOPE)
 endfunction()
 
 # The content type a browser needs for a dashboard file (the page is served with nosniff:
@@ -77,7 +110,15 @@ if(MODE STREQUAL "ui")
     string(SUBSTRING "${sum}" 0 24 tag)
     rg_hex_literal(${UI_DIR}/${f} lit)
     string(APPEND out "static const unsigned char ui_${i}[] = ${lit};\n")
-    string(APPEND table "  {\"${f}\", \"${type}\", \"\\\"${tag}\\\"\", (const char *)ui_${i}, ${lit_len}},\n")
+    rg_gzip_hex(${UI_DIR}/${f} ${OUT}.${i} gzhex)
+    if(gzhex STREQUAL "")
+      set(gz "NULL, NULL, 0")
+    else()
+      rg_hex_to_literal("${gzhex}" gzlit)
+      string(APPEND out "static const unsigned char ui_${i}_gz[] = ${gzlit};\n")
+      set(gz "\"\\\"${tag}-gz\\\"\", (const char *)ui_${i}_gz, ${gzlit_len}")
+    endif()
+    string(APPEND table "  {\"${f}\", \"${type}\", \"\\\"${tag}\\\"\", (const char *)ui_${i}, ${lit_len}, ${gz}},\n")
     math(EXPR i "${i} + 1")
   endforeach()
   string(APPEND out "\nconst struct h_ui_file h_ui_files[] = {\n${table}};\n")

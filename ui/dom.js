@@ -66,6 +66,13 @@ export function field(label, input, hint) {
     hint ? el('small', { class: 'hint' }, hint) : null);
 }
 
+// Text with a run of more than 20 characters without a space may break anywhere (app.css):
+// such a run would otherwise set its column's narrowest width.
+const LONG_RUN = /\S{21}/;
+function cellText(c) {
+  return typeof c === 'string' && LONG_RUN.test(c) ? el('span', { class: 'long-words' }, c) : c;
+}
+
 // A table from column names and rows of cells (each a node or text). Each cell carries its
 // column's name (data-label), which narrow screens show beside the value, one row per card;
 // the explicit roles keep the table's semantics when CSS changes its display.
@@ -78,7 +85,7 @@ export function table(caption, columns, rows) {
       el('tbody', { role: 'rowgroup' }, rows.map((r) => el('tr',
         { role: 'row', ...(r.attrs || {}) },
         (r.cells || r).map((c, i) => el('td', { role: 'cell', 'data-label': columns[i] },
-          el('div', {}, c))))))));
+          el('div', {}, cellText(c)))))))));
 }
 
 // A definition list of [term, value] pairs.
@@ -89,6 +96,17 @@ export function facts(pairs) {
 
 export function badge(text, kind) {
   return el('span', { class: `badge badge-${kind}` }, text);
+}
+
+// Codes (reason codes, failure codes) as chips: one element each, apart on screen, and list
+// items for a screen reader (each read as its own word, never two codes glued together).
+// Spans with list roles rather than <ul>: a chip list also sits inside phrasing content
+// (a badge's line, a tree item).
+export function chips(codes, none = 'none') {
+  if (!codes || codes.length === 0)
+    return el('span', { class: 'muted' }, none);
+  return el('span', { class: 'chips', role: 'list' },
+    codes.map((c) => el('span', { role: 'listitem' }, code(c))));
 }
 
 export function code(text) {

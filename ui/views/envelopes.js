@@ -2,7 +2,7 @@
 // There is no list endpoint: the envelopes are found through the audit trail (audit:read),
 // or opened by id; "Verify again" asks for a fresh verdict against the workspace as it is.
 import { get, page, post, url } from '../api.js';
-import { badge, code, el, facts, field, fill, link, note, table, time } from '../dom.js';
+import { badge, chips, code, el, facts, field, fill, link, note, table, time } from '../dom.js';
 import { errorNote, missingScope, pager } from '../view.js';
 
 const KIND = { MATCH: 'ok', DRIFT: 'warn', UNVERIFIABLE: 'bad' };
@@ -11,11 +11,16 @@ function verdict(env) {
   return [
     facts([['Envelope', code(env.envelope_id)],
       ['Verdict', el('span', { id: 'verdict' }, badge(env.verdict, KIND[env.verdict] || 'muted'))],
-      ['Failure codes', env.failure_codes.length ? env.failure_codes.map((c) => code(c))
-        : el('span', { class: 'muted' }, 'none')],
-      env.workspace_id ? ['Workspace', code(env.workspace_id)] : null,
-      env.verified_at ? ['Verified', time(env.verified_at)] : null,
-      env.created_at ? ['Submitted', time(env.created_at)] : null]),
+      ['Failure codes', el('span', { id: 'failure-codes' }, chips(env.failure_codes))],
+      ['Workspace', env.workspace_id ? el('span', {}, code(env.workspace_id),
+        env.workspace_revision === null ? '' : ` at snapshot revision ${env.workspace_revision}`)
+        : el('span', { class: 'muted' }, 'none (freshness skipped)')],
+      // The EnvelopeVerdict schema's times (openapi/openapi.yaml): created_at is the
+      // submission, updated_at when this verdict was computed (submission or last verify).
+      ['Submitted', el('span', { id: 'envelope-submitted' }, time(env.created_at))],
+      ['Verdict computed', el('span', { id: 'envelope-verified' }, time(env.updated_at))],
+      ['Revision', el('span', { id: 'envelope-revision' },
+        `${env.revision} (1 at submission, one more per verification)`)]]),
     env.checks && env.checks.length ? table('Checks', ['Check', 'Result', 'Detail'],
       env.checks.map((c) => [code(c.check),
         badge(c.result, c.result === 'pass' ? 'ok' : c.result === 'fail' ? 'bad' : 'muted'),

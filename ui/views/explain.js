@@ -2,7 +2,7 @@
 // (POST /v1/memory/retrieval/explain). Filtered records never show content; a selected
 // source's content can be opened on request (GET .../content).
 import { get, post, url } from '../api.js';
-import { badge, code, el, facts, field, fill, link, note, table } from '../dom.js';
+import { badge, chips, code, el, facts, field, fill, link, note, table } from '../dom.js';
 import { errorNote, missingScope } from '../view.js';
 
 // The reasons in the order the service applies them, in words.
@@ -31,8 +31,9 @@ function contentCell(item) {
   if (item.record_kind !== 'source')
     return el('span', { class: 'muted' }, 'derivative: see its sources');
   const out = el('span', {});
+  // The name starts with the visible label, so speech users can say what they see (WCAG 2.5.3).
   const btn = el('button', { type: 'button', class: 'small',
-    'aria-label': `Show the content of ${item.record_id}`,
+    'aria-label': `Show content of ${item.record_id}`,
     onclick: async () => {
       try {
         const c = await get(url(['v1', 'memory', 'sources', item.record_id, 'content']));
@@ -57,8 +58,7 @@ function results(answer, mode) {
       it.included ? badge('selected', 'ok')
         : it.reason === 'beyond_limit' ? badge('beyond limit', 'warn') : badge('filtered', 'bad'),
       el('span', {}, code(it.reason), ' ', REASONS[it.reason] || ''),
-      it.ineligible_reasons.length ? it.ineligible_reasons.map((r) => code(r))
-        : el('span', { class: 'muted' }, 'none'),
+      chips(it.ineligible_reasons),
       contentCell(it),
     ],
   }));

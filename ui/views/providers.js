@@ -20,8 +20,9 @@ function doctorState(p) {
 
 function row(p) {
   const cell = el('span', { 'aria-live': 'polite' }, doctorState(p));
+  // The name starts with the visible label, so speech users can say what they see (WCAG 2.5.3).
   const btn = el('button', { type: 'button', class: 'small',
-    'aria-label': `Run the doctor of ${p.extension_id}`,
+    'aria-label': `Run doctor for ${p.extension_id}`,
     onclick: async () => {
       btn.disabled = true;
       fill(cell, note('loading', 'Running the doctor…'));

@@ -2,14 +2,15 @@
 // swap on expected_revision: a 409 shows the current revision), its derivatives as a tree,
 // its assent, its audit trail, and revocation with readback.
 import { ApiError, explainError, get, page, post, put, url } from '../api.js';
-import { badge, code, el, facts, field, fill, link, note, table, time } from '../dom.js';
+import { badge, chips, code, el, facts, field, fill, link, note, table, time } from '../dom.js';
 import { errorNote, missingScope, pager } from '../view.js';
 
 const src = (id, ...rest) => url(['v1', 'memory', 'sources', id, ...rest]);
 
 function stateBadge(rec) {
   return rec.effective_retrieval_state === 'eligible' ? badge('eligible', 'ok')
-    : badge(`ineligible: ${rec.ineligible_reasons.join(', ')}`, 'bad');
+    : el('span', { class: 'state' }, badge('ineligible', 'bad'), ' ',
+      chips(rec.ineligible_reasons, ''));
 }
 
 function list(ctx) {
