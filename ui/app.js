@@ -1,7 +1,7 @@
 // The shell: sign-in, the scope summary (the Access view), the navigation and hash routing.
 // Each view is one module under views/ exporting render(main, ctx), which may return a
 // function that stops it (the timeline's stream). The views are imported up front (about
-// 40 KB): no module is fetched late, when a view opens, so opening one never waits on the
+// 78 KB): no module is fetched late, when a view opens, so opening one never waits on the
 // network or fails half-way.
 import { clearToken, explainError, setToken, token } from './api.js';
 import { el, fill, note, table, badge } from './dom.js';
