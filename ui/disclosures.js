@@ -1,4 +1,4 @@
-// Disclosures (API.md §14) as several views show them: who received which record, when,
+// Disclosures (docs/disclosures.md) as several views show them: who received which record, when,
 // through which token, thread, surface and receipt. Rows hold ids and hashes, never content.
 import { badge, code, el, link, table, time } from './dom.js';
 

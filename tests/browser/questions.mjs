@@ -1,4 +1,4 @@
-// The operator's questions of API.md §12, each one a task done in the page, and each able to
+// The operator's questions of docs/dashboard.md, each one a task done in the page, and each able to
 // fail: (1) what changed recently: the timeline opens with history, newest first, then a new
 // write appears live exactly once; (2) find a source by label and by thread, newest first;
 // (3) who received a revoked source (token, thread) and "0 after revocation"; (4) what a
@@ -130,8 +130,10 @@ export async function questions({ page, base, call, audit, shot, signInReader })
   await page.getByRole('heading', { name: 'Why this retrieval' }).waitFor();
   await page.getByText('A receipt holds no query text').waitFor();
   check(await page.getByLabel('Receiving thread').inputValue() === 'thread-recv', 'the thread is not prefilled');
-  check(await page.getByLabel(/^As of/).inputValue() === localInput(at),
-    `as of is not the receipt's time: ${await page.getByLabel(/^As of/).inputValue()}`);
+  // (Chromium drops trailing zeros of the milliseconds: compare instants, not strings.)
+  const prefilled = await page.getByLabel(/^As of/).inputValue();
+  check(new Date(prefilled).getTime() === Date.parse(at),
+    `as of is not the receipt's time ${at} (${localInput(at)}): ${prefilled}`);
   await page.getByLabel('Query').fill('escrow');
   await page.getByRole('button', { name: 'Explain' }).click();
   // As of the load, the revoked source and its digest were selected, at the receipt's ranks.

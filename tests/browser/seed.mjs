@@ -75,7 +75,7 @@ export async function seed(call) {
     receipt: load.load_receipt };
 }
 
-// The data of the operator's questions (API.md §12), seeded after the main walk so that its
+// The data of the operator's questions (docs/dashboard.md), seeded after the main walk so that its
 // counts stay as they are: sources to find by label and thread; a source (with a derivative)
 // loaded into a thread's context, then revoked; a source whose classification changed after
 // a recorded instant. Returns the ids, the receipt and the instants the questions need.
