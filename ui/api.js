@@ -95,13 +95,15 @@ export const get = (path) => call('GET', path);
 export const post = (path, body) => call('POST', path, body);
 export const put = (path, body) => call('PUT', path, body);
 
-// A path with its query (empty values left out) and every segment encoded.
+// A path with its query (empty values left out; an array value repeats its parameter, as
+// ?label=k:v&label=k2:v2) and every segment encoded.
 export function url(segments, query = {}) {
   const path = '/' + segments.map((s) => encodeURIComponent(s)).join('/');
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(query))
-    if (v !== undefined && v !== null && v !== '')
-      q.set(k, String(v));
+    for (const one of Array.isArray(v) ? v : [v])
+      if (one !== undefined && one !== null && one !== '')
+        q.append(k, String(one));
   const qs = q.toString();
   return qs ? `${path}?${qs}` : path;
 }

@@ -1,7 +1,7 @@
 // The shell: sign-in, the scope summary (the Access view), the navigation and hash routing.
 // Each view is one module under views/ exporting render(main, ctx), which may return a
 // function that stops it (the timeline's stream). The views are imported up front (about
-// 40 KB): no module is fetched late, when a view opens, so opening one never waits on the
+// 78 KB): no module is fetched late, when a view opens, so opening one never waits on the
 // network or fails half-way.
 import { clearToken, explainError, setToken, token } from './api.js';
 import { el, fill, note, table, badge } from './dom.js';
@@ -12,9 +12,11 @@ import * as preferences from './views/preferences.js';
 import * as providers from './views/providers.js';
 import * as receipts from './views/receipts.js';
 import * as sources from './views/sources.js';
+import * as threads from './views/threads.js';
 import * as timeline from './views/timeline.js';
 
-const VIEWS = { timeline, explain, sources, preferences, envelopes, providers, receipts };
+const VIEWS = { timeline, explain, sources, threads, preferences, envelopes, providers,
+  receipts };
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -92,7 +94,9 @@ function route(focus = true) {
     fill(main, signInForm());
     return;
   }
-  const [name, ...rest] = location.hash.replace(/^#\/?/, '').split('/');
+  // #/view/param?key=value: the query prefills a view (the explain view, from a receipt).
+  const [path, search = ''] = location.hash.replace(/^#\/?/, '').split(/\?(.*)/s);
+  const [name, ...rest] = path.split('/');
   const view = name || 'access';
   markCurrent(view);
   document.title = `${view} · recallgate dashboard`;
@@ -102,7 +106,8 @@ function route(focus = true) {
     fill(main);
     try {
       stopView = VIEWS[view].render(main, { scopes,
-        param: rest.map(decodeURIComponent).join('/') }) || null;
+        param: rest.map(decodeURIComponent).join('/'),
+        query: new URLSearchParams(search) }) || null;
     } catch (e) {
       fill(main, note('error', `This view failed: ${e.message}. Reload the page.`));
     }

@@ -14,7 +14,8 @@ export const SCOPES = [
       { expected_revision: 1, classification: 'active' }) },
   { scope: 'assent:grant', use: 'reading assents',
     probe: () => call('GET', url(['v1', 'assents', NONE])) },
-  { scope: 'audit:read', use: 'timeline (polling), envelope list, audit history',
+  { scope: 'audit:read', use: 'timeline history, who received a source, thread view, envelope list, ' +
+    'audit history',
     probe: () => call('GET', url(['v1', 'audit'], { limit: 1 })) },
   { scope: 'events:read', use: 'live timeline (event stream)', probe: probeEvents },
   { scope: 'preferences:read', use: 'preference journals and their history',

@@ -26,6 +26,7 @@ import { CHROMIUM, ROOT, api, arg, check, defects, expect, installPackages, play
   watch } from './harness.mjs';
 import { HOSTILE, LONG_STATEMENT, seed } from './seed.mjs';
 import { checkHttp } from './http.mjs';
+import { questions } from './questions.mjs';
 import { axe, axeTotals, controlBorders, focusRing, noOverflow, noXss } from './audits.mjs';
 
 const started = Date.now();
@@ -287,6 +288,15 @@ async function main() {
     await page.getByText('End of the list.').waitFor();
     check(await page.locator('.page tbody tr').count() === 24, 'the second page did not follow');
 
+    // 7b. The operator's questions, without an id in hand (questions.mjs).
+    await questions({ page, base, call, audit, shot, signInReader: async () => {
+      const p = await context.newPage();
+      await watch(p, base, problems, refusals, outage);
+      p.setDefaultTimeout(15000);
+      await signIn(p, reader);
+      return p;
+    } });
+
     // 8. Readable at 390×844: every view fits, the nav in sight, detail headings wrapped; the
     // explanation for a thread whose memory is disabled (4c).
     await page.setViewportSize({ width: 390, height: 844 });
@@ -309,6 +319,9 @@ async function main() {
       ['providers', 'providers', 'Providers', 'table'],
       ['receipts', `receipts/${s.receipt.receipt_id}`, 'Receipts', 'table'],
       ['timeline', 'timeline', 'Live timeline', '.live-status .note-ok'],
+      ['thread', 'threads/thread-recv', 'Thread thread-recv', '#thread-receipts table'],
+      ['threads', 'threads', 'Threads', 'table'],
+      ['sources', 'sources', 'Sources', 'table'],
     ];
     for (const [name, hash, heading, ready] of narrow) {
       await page.goto(`${base}/ui/#/${hash}`);
@@ -350,7 +363,7 @@ async function main() {
   check(defects.length === 0, `${defects.length} defect(s):\n  ${defects.join('\n  ')}`);
   if (docsImg) {
     mkdirSync(docsImg, { recursive: true });
-    for (const f of shots.filter((x) => /\/(1280-|390-(explain|source|preferences|envelopes))/.test(x)))
+    for (const f of shots.filter((x) => /\/(1280-|390-(explain|source|preferences|envelopes|thread)\.png)/.test(x)))
       copyFileSync(f, join(docsImg, `dashboard-${f.split('/').pop()}`));
   }
   console.log(`browser_dashboard: refusals the page handled on purpose: ${refusals.length} ` +

@@ -74,3 +74,36 @@ export async function seed(call) {
   return { deploys, cold, summary, release, cache, good, bare, assent, foreign, wiki,
     receipt: load.load_receipt };
 }
+
+// The data of the operator's questions (docs/dashboard.md), seeded after the main walk so that its
+// counts stay as they are: sources to find by label and thread; a source (with a derivative)
+// loaded into a thread's context, then revoked; a source whose classification changed after
+// a recorded instant. Returns the ids, the receipt and the instants the questions need.
+export async function seedQuestions(call) {
+  const src = (content, extra = {}) => call('POST', '/v1/memory/sources',
+    { source_kind: 'note', content, ...extra });
+  const payA = await src('Payroll runs on the 25th.', { thread_id: 'thread-find-a',
+    labels: { team: 'payments', env: 'prod' } });
+  const other = await src('Lunch is at noon.', { labels: { team: 'kitchen' } });
+  const payB = await src(`Payroll approvals need the CFO. ${HOSTILE}`, { source_kind: 'fact',
+    thread_id: 'thread-find-b', labels: { team: 'payments' } });
+  const escrow = await src('Escrow figures for the quarter are confidential.',
+    { thread_id: 'thread-find-b' });
+  const digest = await call('POST', '/v1/memory/derivatives', { kind: 'summary',
+    derived_from: [{ source_id: escrow.source_id, revision: 1 }],
+    content: 'Digest: escrow figures are confidential.' });
+  const load = await call('POST', '/v1/memory/context', { query: 'escrow', max_items: 5,
+    thread_id: 'thread-recv' });
+  const delivered = await call('GET', '/v1/disclosures?thread_id=thread-recv');
+  await call('POST', `/v1/memory/sources/${escrow.source_id}/revoke`,
+    { expected_revision: 1, reason_code: 'owner_request' });
+  // The classification change: active at `before`, cold from a moment later.
+  const ledger = await src('Ledger reconciliation checklist for month end.');
+  await new Promise((r) => setTimeout(r, 300));
+  const before = new Date().toISOString();
+  await new Promise((r) => setTimeout(r, 300));
+  await call('PUT', `/v1/memory/sources/${ledger.source_id}/classification`,
+    { expected_revision: 1, classification: 'cold' });
+  return { payA, payB, other, escrow, digest, ledger, before, receipt: load.load_receipt,
+    delivered: delivered.items };
+}

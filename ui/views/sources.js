@@ -3,6 +3,7 @@
 // its assent, its audit trail, and revocation with readback.
 import { ApiError, explainError, get, page, post, put, url } from '../api.js';
 import { badge, chips, code, el, facts, field, fill, link, note, table, time } from '../dom.js';
+import { disclosureTable } from '../disclosures.js';
 import { errorNote, missingScope, pager } from '../view.js';
 
 const src = (id, ...rest) => url(['v1', 'memory', 'sources', id, ...rest]);
@@ -13,35 +14,64 @@ function stateBadge(rec) {
       chips(rec.ineligible_reasons, ''));
 }
 
+const KINDS = ['note', 'thread_summary', 'document', 'fact'];
+const ID = '[A-Za-z0-9][A-Za-z0-9._:\\-]{0,127}';
+
+function select(name, options) {
+  return el('select', { name }, options.map(([v, text]) => el('option', { value: v }, text)));
+}
+
+// "team:ops, env:prod" → ['team:ops', 'env:prod'] (each k:v must match; a label's value may
+// hold spaces, not commas).
+function labelsOf(text) {
+  return text.split(',').map((l) => l.trim()).filter(Boolean);
+}
+
+// Find a source without its id: filters (all must match), newest first by default.
 function list(ctx) {
-  const classification = el('select', { name: 'classification' },
-    el('option', { value: '' }, 'any'), el('option', { value: 'active' }, 'active'),
-    el('option', { value: 'cold' }, 'cold'));
-  const state = el('select', { name: 'state' }, el('option', { value: '' }, 'any'),
-    el('option', { value: 'eligible' }, 'eligible'),
-    el('option', { value: 'ineligible' }, 'ineligible'));
+  const classification = select('classification', [['', 'any'], ['active', 'active'],
+    ['cold', 'cold']]);
+  const state = select('state', [['', 'any'], ['eligible', 'eligible'],
+    ['ineligible', 'ineligible']]);
+  const kind = select('source_kind', [['', 'any'], ...KINDS.map((k) => [k, k])]);
+  const order = select('order', [['newest', 'newest first'], ['oldest', 'oldest first']]);
+  const thread = el('input', { name: 'thread_id', type: 'text', pattern: ID,
+    placeholder: 'thread-42' });
+  const labels = el('input', { name: 'label', type: 'text', placeholder: 'team:ops, env:prod' });
   const open = el('input', { name: 'source_id', type: 'text', placeholder: 'src_…' });
-  const box = el('div', {});
+  const box = el('div', { id: 'sources-list' });
   function load() {
-    const q = { classification: classification.value, state: state.value, limit: 20 };
+    const q = { classification: classification.value, state: state.value,
+      source_kind: kind.value, thread_id: thread.value.trim(), label: labelsOf(labels.value),
+      order: order.value, limit: 20 };
+    const what = [q.classification, q.state, q.source_kind, q.thread_id && `thread ${q.thread_id}`,
+      ...q.label].filter(Boolean);
     fill(box, pager((after) => page(['v1', 'memory', 'sources'], q, after),
       (items) => table('Sources', ['Source', 'Kind', 'Classification', 'Retrieval',
-        'Revision', 'Updated'], items.map((s) => [
-        link(`sources/${encodeURIComponent(s.source_id)}`, s.source_id), s.source_kind,
-        s.classification, stateBadge(s), String(s.revision), time(s.updated_at)])),
-      'No source matches. Sources are created by agents through POST /v1/memory/sources; ' +
-      'change the filters, or create one.'));
+        'Revision', 'Created', 'Updated'], items.map((s) => ({
+        attrs: { 'data-source': s.source_id },
+        cells: [link(`sources/${encodeURIComponent(s.source_id)}`, s.source_id), s.source_kind,
+          s.classification, stateBadge(s), String(s.revision), time(s.created_at),
+          time(s.updated_at)] }))),
+      `No source matches${what.length ? ` (${what.join(', ')})` : ''}. Sources are created ` +
+      'by agents through POST /v1/memory/sources; change the filters, or create one.'));
   }
-  classification.addEventListener('change', load);
-  state.addEventListener('change', load);
+  for (const s of [classification, state, kind, order])
+    s.addEventListener('change', load);
   load();
   return [
+    el('form', { class: 'inline', id: 'sources-filter', onsubmit: (e) => {
+      e.preventDefault();
+      load();
+    } }, field('Classification', classification), field('Retrieval state', state),
+    field('Kind', kind), field('Order', order), field('Thread', thread),
+    field('Labels', labels, 'k:v, comma-separated; all must match'),
+    el('button', { type: 'submit' }, 'Filter')),
     el('form', { class: 'inline', onsubmit: (e) => {
       e.preventDefault();
       if (open.value.trim())
         location.hash = `#/sources/${encodeURIComponent(open.value.trim())}`;
-    } }, field('Classification', classification), field('Retrieval state', state),
-    field('Open a source by id', open), el('button', { type: 'submit' }, 'Open')),
+    } }, field('Open a source by id', open), el('button', { type: 'submit' }, 'Open')),
     box,
   ];
 }
@@ -92,7 +122,7 @@ function detail(ctx, id) {
       fill(box, message || null, summary(s), classify(s), revoke(s, rb),
         el('section', { class: 'card' }, el('h3', {}, 'Derivatives'),
           await derivativeTree(id, rb)),
-        assents(s), history(s));
+        recipients(s, rb), assents(s), history(s));
     } catch (e) {
       fill(box, errorNote(e), el('p', {}, link('sources', 'Back to the list')));
     }
@@ -155,6 +185,46 @@ function detail(ctx, id) {
           [code(d.derivative_id), d.kind, d.effective_retrieval_state])) : null,
       rb.revoked ? null : [missingScope(ctx, 'memory:admin', 'revocation'), form, out]);
   }
+  // Who received it: the readback's counts (over the source and its derivatives), "N after
+  // revocation" as the service counted it, and the disclosure rows (audit:read).
+  function recipients(s, rb) {
+    const d = rb.disclosures;
+    const after = el('div', { id: 'after-revocation-fact' });
+    if (rb.revoked) {
+      const n = d.after_revocation;
+      fill(after, note(n === 0 ? 'ok' : 'error', el('strong', { id: 'after-revocation' },
+        `${n} after revocation`), n === 0
+        ? ': checked by the service just now (readback). No context load delivered this ' +
+          'source or any of its derivatives into an agent at or after its revocation. ' +
+          'Reads of the kept bytes by an operator (surface "content") are not retrieval and ' +
+          'are not counted.'
+        : ': context loads delivered this source or a derivative at or after its ' +
+          'revocation, which the service must never do. Report it with the rows below.'));
+      if (ctx.scopes.get('audit:read') !== false)
+        page(['v1', 'audit'], { resource_type: 'source', resource_id: s.source_id,
+          order: 'newest', limit: 50 }).then((p) => {
+          const r = p.items.find((x) => x.action === 'source.revoked');
+          if (r)
+            after.append(el('p', { class: 'muted' }, 'Revoked at ', time(r.at),
+              ` (audit seq ${r.seq}).`));
+        }).catch(() => {}); // the revocation time is a detail; the count above stands
+    }
+    const body = missingScope(ctx, 'audit:read', 'the list of who received a source') ||
+      pager((a) => page(['v1', 'memory', 'sources', s.source_id, 'disclosures'],
+        { include_derivatives: 'true', limit: 50 }, a),
+      (items) => disclosureTable('Disclosures of this source and its derivatives', items),
+      'Nobody received it: no context load delivered it or a derivative, and nobody read ' +
+        'its content.');
+    return el('section', { class: 'card', id: 'recipients' }, el('h3', {}, 'Who received it'),
+      el('p', {}, 'Every delivery of this source and of its derivatives (newest first): the ' +
+        'token that received it, the thread it went into and the load receipt. Content is ' +
+        'never shown here.'),
+      facts([
+        ['Deliveries', el('span', { id: 'disclosure-count' }, String(d.count))],
+        ['Threads', String(d.threads)], ['Tokens', String(d.tokens)],
+        ['First', time(d.first_at)], ['Last', time(d.last_at)],
+      ]), after, body);
+  }
   // An assent is bound to a source identity, and the source does not name its assent: the
   // assents of this identity are found in the assent.granted audit records (which carry the
   // identity), then read one by one.
@@ -213,7 +283,8 @@ export function render(main, ctx) {
     fill(main, el('h2', {}, `Source ${ctx.param}`), blocked,
       blocked ? null : detail(ctx, ctx.param));
   else
-    fill(main, el('h2', {}, 'Sources'), el('p', {}, 'Memory sources with their ' +
-      'classification and retrieval state; open one to change it, revoke it or read back.'),
+    fill(main, el('h2', {}, 'Sources'), el('p', {}, 'Find a source without its id: filter ' +
+      'by classification, retrieval state, kind, thread and label (newest first). Open one ' +
+      'to see who received it, change it, revoke it or read back.'),
     blocked, blocked ? null : list(ctx));
 }
