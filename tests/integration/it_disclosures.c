@@ -5,7 +5,6 @@
  * deliveries of a source and its derivatives, and none after its revocation, even with loads
  * racing the revocation. Helpers: memory_helpers.h; each test has its own tenant.
  */
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -22,47 +21,6 @@
 
 #define AUDIT "audit:read"
 
-/* GET a record's content */
-static void get_content(const char *token, const char *id, struct it_resp *r)
-{
-	char path[160];
-	snprintf(path, sizeof path, "/v1/memory/sources/%s/content", id);
-	get(path, token, r);
-}
-
-/* new: GET path with token, 200 expected, the answer's JSON */
-static json_t *get_ok(const char *token, const char *path)
-{
-	struct it_resp r;
-	get(path, token, &r);
-	IT_STATUS(&r, 200);
-	json_t *j = json_incref(r.json);
-	it_resp_free(&r);
-	return j;
-}
-
-/* new: one context load of query (thread may be NULL); its receipt id into receipt */
-static json_t *load(const char *token, const char *query, const char *thread,
-		    char receipt[ID_MAX])
-{
-	json_t *cx = context_ok(token, query, thread);
-	if (receipt)
-		it_copy_str(receipt, ID_MAX, it_json_str(json_object_get(cx, "load_receipt"),
-							 "receipt_id"));
-	return cx;
-}
-
-/* A source and a summary derivative of it, both matching `word`. */
-static void source_and_summary(const struct tenant *t, const char *word, char src[ID_MAX],
-			       char drv[ID_MAX])
-{
-	char text[160];
-	snprintf(text, sizeof text, "Ledger note %s: the reviewer signs the release.", word);
-	note(t->admin, text, "active", NULL, src, NULL);
-	snprintf(text, sizeof text, "Summary %s: releases need a reviewer.", word);
-	derive(t->admin, "summary", df(src, 1), text, drv);
-}
-
 static void test_a_load_is_recorded_per_item(void **state)
 {
 	(void)state;
@@ -72,7 +30,7 @@ static void test_a_load_is_recorded_per_item(void **state)
 	source_and_summary(&t, "qzledgerone", src, drv);
 	char *reader = token_for(&t, "memory:read", "reader");
 	char *auditor = token_for(&t, AUDIT, "auditor");
-	json_t *cx = load(reader, "qzledgerone", "thr-ledger-1", receipt);
+	json_t *cx = load_context(reader, "qzledgerone", "thr-ledger-1", receipt);
 	IT_CHECK(json_array_size(items_of(cx)) == 2, "the load delivered 2 items");
 
 	json_t *page = get_ok(auditor, "/v1/disclosures");
@@ -132,7 +90,7 @@ static void test_lists_need_audit_read_and_stay_in_their_tenant(void **state)
 	tenant_new(&other, "dsc-oth");
 	char src[ID_MAX], drv[ID_MAX];
 	source_and_summary(&t, "qzledgertwo", src, drv);
-	json_decref(load(t.admin, "qzledgertwo", NULL, NULL));
+	json_decref(load_context(t.admin, "qzledgertwo", NULL, NULL));
 	char *reader = token_for(&t, "memory:read", "reader");
 	static const char *const paths[] = {"/v1/disclosures", "/v1/context/load-receipts", NULL};
 	for (const char *const *p = paths; *p; p++) {
@@ -201,13 +159,13 @@ static void test_filters_pages_and_limits(void **state)
 	it_rfc3339_ms(before - 1, since);
 	struct it_resp cr;
 	for (int i = 0; i < 3; i++) {
-		json_decref(load(t.admin, "qzledgerthree", "thr-a", NULL));
+		json_decref(load_context(t.admin, "qzledgerthree", "thr-a", NULL));
 		get_content(t.admin, a, &cr); /* content reads between the loads */
 		IT_STATUS(&cr, 200);
 		it_resp_free(&cr);
 	}
-	json_decref(load(t.admin, "qzledgerfour", "thr-b", NULL));
-	json_decref(load(t.admin, "qzledgerfour", NULL, NULL));
+	json_decref(load_context(t.admin, "qzledgerfour", "thr-b", NULL));
+	json_decref(load_context(t.admin, "qzledgerfour", NULL, NULL));
 
 	/* 10 load items and 3 content reads, in one order whatever the page size */
 	json_t *all = get_ok(t.admin, "/v1/disclosures?limit=1000");
@@ -263,8 +221,8 @@ static void test_a_source_list_and_its_derivatives(void **state)
 	tenant_new(&t, "dsc-src");
 	char src[ID_MAX], drv[ID_MAX];
 	source_and_summary(&t, "qzledgerfive", src, drv);
-	json_decref(load(t.admin, "qzledgerfive", "thr-5", NULL));
-	json_decref(load(t.admin, "qzledgerfive", "thr-6", NULL));
+	json_decref(load_context(t.admin, "qzledgerfive", "thr-5", NULL));
+	json_decref(load_context(t.admin, "qzledgerfive", "thr-6", NULL));
 	char path[200];
 	snprintf(path, sizeof path, "/v1/memory/sources/%s/disclosures", src);
 	json_t *own = get_ok(t.admin, path);
@@ -313,9 +271,9 @@ static void test_load_receipts_list(void **state)
 	tenant_new(&t, "dsc-lrc");
 	char src[ID_MAX], drv[ID_MAX], r1[ID_MAX], r2[ID_MAX], r3[ID_MAX];
 	source_and_summary(&t, "qzledgersix", src, drv);
-	json_decref(load(t.admin, "qzledgersix", "thr-r", r1));
-	json_decref(load(t.admin, "qzledgersix", NULL, r2));
-	json_decref(load(t.admin, "qzledgernothing", "thr-r", r3)); /* nothing delivered */
+	json_decref(load_context(t.admin, "qzledgersix", "thr-r", r1));
+	json_decref(load_context(t.admin, "qzledgersix", NULL, r2));
+	json_decref(load_context(t.admin, "qzledgernothing", "thr-r", r3)); /* nothing delivered */
 	json_t *all = get_ok(t.admin, "/v1/context/load-receipts");
 	const json_t *items = json_object_get(all, "items");
 	IT_CHECK(json_array_size(items) == 3, "3 receipts");
@@ -369,7 +327,7 @@ static void test_the_ledger_refuses_changes(void **state)
 	tenant_new(&t, "dsc-ro");
 	char src[ID_MAX], drv[ID_MAX];
 	source_and_summary(&t, "qzledgereight", src, drv);
-	json_decref(load(t.admin, "qzledgereight", NULL, NULL)); /* a load's row */
+	json_decref(load_context(t.admin, "qzledgereight", NULL, NULL)); /* a load's row */
 	struct it_resp cr;
 	get_content(t.admin, src, &cr); /* a content read's row */
 	IT_STATUS(&cr, 200);
@@ -403,240 +361,6 @@ static void test_the_ledger_refuses_changes(void **state)
 }
 
 
-/* ---- content reads ------------------------------------------------------------------- */
-
-static double metric(const char *series)
-{
-	struct it_resp r;
-	it_request(&srv, "GET", "/metrics", NULL, NULL, NULL, &r);
-	IT_STATUS(&r, 200);
-	double v = it_metric_value(r.body, series);
-	it_resp_free(&r);
-	return v;
-}
-
-static void test_a_content_read_is_recorded_and_is_not_retrieval(void **state)
-{
-	(void)state;
-	struct tenant t;
-	tenant_new(&t, "dsc-cnt");
-	const char *text = "Ledger note qzcontentone: the reviewer signs.";
-	char src[ID_MAX], hash[REF_LEN];
-	note(t.admin, text, "active", NULL, src, hash);
-	char *reader = token_for(&t, "memory:read", "reader");
-	expect_content(reader, src, text);
-	json_t *page = get_ok(t.admin, "/v1/disclosures");
-	const json_t *d = json_array_get(json_object_get(page, "items"), 0);
-	char *raw = json_dumps(page, JSON_COMPACT);
-	IT_CHECK(json_array_size(json_object_get(page, "items")) == 1, "one row: %s", raw);
-	IT_CHECK(it_json_str_is(d, "record_id", src) && it_json_str_is(d, "surface", "content") &&
-		     it_json_str_is(d, "via", "rest") && it_json_str_is(d, "record_kind", "source") &&
-		     it_json_int(d, "revision", -1) == 1 &&
-		     it_json_str_is(d, "delivered_hash", hash) &&
-		     json_is_null(json_object_get(d, "thread_id")) &&
-		     json_is_null(json_object_get(d, "receipt_id")),
-		 "a content read's row: %s", raw);
-	IT_CHECK(!contains(raw, "qzcontentone"), "no content in the row: %s", raw);
-	free(raw);
-	json_decref(page);
-
-	/* A revoked source's bytes stay readable for audit: listed, never counted as retrieval. */
-	struct it_resp r;
-	revoke_source(t.admin, src, 1, "owner_request", &r);
-	IT_STATUS(&r, 200);
-	it_resp_free(&r);
-	expect_content(reader, src, text);
-	json_t *rb = readback(t.admin, src);
-	const json_t *sum = json_object_get(rb, "disclosures");
-	IT_CHECK(it_json_int(sum, "count", -1) == 2 && it_json_int(sum, "after_revocation", -1) == 0,
-		 "2 content reads, none of them retrieval after the revocation");
-	json_decref(rb);
-	free(reader);
-	tenant_free(&t);
-}
-
-/* When its disclosure cannot be committed, a content read answers 503 and sends nothing. The
- * failure is made by a trigger that refuses this tenant's rows only (other tests' tenants,
- * and their servers' batches, are untouched). */
-static void test_an_unrecorded_read_sends_nothing(void **state)
-{
-	(void)state;
-	struct tenant t;
-	tenant_new(&t, "dsc-503");
-	const char *text = "Ledger note qzrefusedone: never sent unrecorded.";
-	char src[ID_MAX];
-	note(t.admin, text, "active", NULL, src, NULL);
-	PGconn *db = PQconnectdb(getenv("DATABASE_URL"));
-	assert_int_equal(PQstatus(db), CONNECTION_OK);
-	char sql[700];
-	snprintf(sql, sizeof sql,
-		 "CREATE FUNCTION it_refuse_dsc503() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-		 " IF NEW.tenant_id = '%s' THEN RAISE EXCEPTION 'refused by the test'; END IF;"
-		 " RETURN NEW; END $$; CREATE TRIGGER it_refuse_dsc503 BEFORE INSERT ON disclosures"
-		 " FOR EACH ROW EXECUTE FUNCTION it_refuse_dsc503()",
-		 t.name);
-	/* left over by an interrupted run: gone first */
-	PGresult *res = PQexec(db, "DROP TRIGGER IF EXISTS it_refuse_dsc503 ON disclosures;"
-				   " DROP FUNCTION IF EXISTS it_refuse_dsc503()");
-	PQclear(res);
-	res = PQexec(db, sql);
-	IT_CHECK(PQresultStatus(res) == PGRES_COMMAND_OK, "the refusing trigger: %s",
-		 PQerrorMessage(db));
-	PQclear(res);
-	char path[160];
-	snprintf(path, sizeof path, "/v1/memory/sources/%s/content", src);
-	struct it_resp r;
-	get(path, t.admin, &r);
-	IT_PROBLEM(&r, 503, "database_unavailable");
-	IT_CHECK(!contains(r.body, "qzrefusedone"), "the content was sent: %s", r.body);
-	IT_CHECK(it_resp_header(&r, "Retry-After") && strcmp(it_resp_header(&r, "Retry-After"), "1") == 0,
-		 "Retry-After: 1");
-	it_resp_free(&r);
-	res = PQexec(db, "DROP TRIGGER it_refuse_dsc503 ON disclosures; DROP FUNCTION it_refuse_dsc503()");
-	PQclear(res);
-	PQfinish(db);
-	expect_content(t.admin, src, text); /* recorded this time */
-	json_t *page = get_ok(t.admin, "/v1/disclosures");
-	IT_CHECK(json_array_size(json_object_get(page, "items")) == 1,
-		 "only the read that was sent is recorded");
-	json_decref(page);
-	tenant_free(&t);
-}
-
-#define READERS 8
-#define READS 25
-
-struct reader {
-	const char *token;
-	char path[160];
-	int ok;
-};
-
-static void *run_reader(void *arg)
-{
-	struct reader *rd = arg;
-	for (int i = 0; i < READS; i++) {
-		struct it_resp r;
-		it_request(&srv, "GET", rd->path, rd->token, NULL, NULL, &r);
-		rd->ok += r.status == 200;
-		it_resp_free(&r);
-	}
-	return NULL;
-}
-
-/* Concurrent content reads are each recorded, and share commits. */
-static void test_concurrent_content_reads_share_commits(void **state)
-{
-	(void)state;
-	struct tenant t;
-	tenant_new(&t, "dsc-grp");
-	char src[ID_MAX];
-	note(t.admin, "Ledger note qzgroupone.", "active", NULL, src, NULL);
-	double rec0 = metric("recallgate_content_disclosures_total");
-	double com0 = metric("recallgate_content_disclosure_commits_total");
-	struct reader rs[READERS];
-	pthread_t th[READERS];
-	for (int i = 0; i < READERS; i++) {
-		rs[i] = (struct reader){.token = t.admin};
-		snprintf(rs[i].path, sizeof rs[i].path, "/v1/memory/sources/%s/content", src);
-		pthread_create(&th[i], NULL, run_reader, &rs[i]);
-	}
-	int ok = 0;
-	for (int i = 0; i < READERS; i++) {
-		pthread_join(th[i], NULL);
-		ok += rs[i].ok;
-	}
-	IT_CHECK(ok == READERS * READS, "%d of %d reads answered 200", ok, READERS * READS);
-	char path[200];
-	snprintf(path, sizeof path, "/v1/memory/sources/%s/disclosures", src);
-	json_t *all = list_all(t.admin, path);
-	IT_CHECK(json_array_size(all) == (size_t)ok, "%zu rows for %d reads", json_array_size(all),
-		 ok);
-	json_decref(all);
-	double rec = metric("recallgate_content_disclosures_total") - rec0;
-	double com = metric("recallgate_content_disclosure_commits_total") - com0;
-	IT_CHECK(rec == ok && com >= 1 && com < rec,
-		 "%g reads recorded in %g commits: concurrent reads share commits", rec, com);
-	tenant_free(&t);
-}
-
-/* ---- the revocation race ------------------------------------------------------------ */
-
-#define LOADERS 6
-#define ROUNDS 6
-
-struct loader {
-	const char *token, *query;
-	volatile int *stop;
-	int loads, delivered;
-	long failed;
-};
-
-static void *run_loader(void *arg)
-{
-	struct loader *l = arg;
-	char body[160];
-	snprintf(body, sizeof body, "{\"query\":\"%s\",\"thread_id\":\"thr-race\"}", l->query);
-	while (!*l->stop && l->loads < 400) {
-		struct it_resp r;
-		it_request(&srv, "POST", "/v1/memory/context", l->token, body, NULL, &r);
-		if (r.status == 200)
-			l->delivered += (int)json_array_size(json_object_get(r.json, "items"));
-		else
-			l->failed = r.status;
-		l->loads++;
-		it_resp_free(&r);
-	}
-	return NULL;
-}
-
-/* Loaders deliver a source and its summary while it is revoked: no context delivery of
- * either is recorded at or after the revocation, and loads delivered it before. */
-static void test_no_delivery_after_revocation_under_racing_loads(void **state)
-{
-	(void)state;
-	for (int round = 0; round < ROUNDS; round++) {
-		struct tenant t;
-		tenant_new(&t, "dsc-race");
-		char src[ID_MAX], drv[ID_MAX], word[32];
-		snprintf(word, sizeof word, "qzrace%c", 'a' + round);
-		source_and_summary(&t, word, src, drv);
-		volatile int stop = 0;
-		struct loader ls[LOADERS];
-		pthread_t th[LOADERS];
-		for (int i = 0; i < LOADERS; i++) {
-			ls[i] = (struct loader){.token = t.admin, .query = word, .stop = &stop};
-			pthread_create(&th[i], NULL, run_loader, &ls[i]);
-		}
-		it_sleep_ms(60 + 20 * round); /* revoke while the loads run */
-		struct it_resp r;
-		revoke_source(t.admin, src, 1, "owner_request", &r);
-		IT_STATUS(&r, 200);
-		it_resp_free(&r);
-		it_sleep_ms(80);
-		stop = 1;
-		int loads = 0, delivered = 0;
-		for (int i = 0; i < LOADERS; i++) {
-			pthread_join(th[i], NULL);
-			loads += ls[i].loads;
-			delivered += ls[i].delivered;
-			IT_CHECK(ls[i].failed == 0, "a load failed with %ld", ls[i].failed);
-		}
-		json_t *rb = readback(t.admin, src);
-		const json_t *d = json_object_get(rb, "disclosures");
-		IT_CHECK(it_json_int(d, "after_revocation", -1) == 0,
-			 "round %d: %lld context deliveries after the revocation", round,
-			 it_json_int(d, "after_revocation", -1));
-		IT_CHECK(it_json_int(d, "count", -1) == delivered && delivered > 0,
-			 "round %d: %d delivered, %lld recorded", round, delivered,
-			 it_json_int(d, "count", -1));
-		IT_CHECK(loads > 0, "no load ran");
-		json_decref(rb);
-		expect_nothing_retrieved(t.admin, word, "after the revocation");
-		tenant_free(&t);
-	}
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -647,10 +371,6 @@ int main(void)
 		cmocka_unit_test(test_load_receipts_list),
 		cmocka_unit_test(test_an_mcp_load_is_recorded_as_mcp),
 		cmocka_unit_test(test_the_ledger_refuses_changes),
-		cmocka_unit_test(test_a_content_read_is_recorded_and_is_not_retrieval),
-		cmocka_unit_test(test_concurrent_content_reads_share_commits),
-		cmocka_unit_test(test_an_unrecorded_read_sends_nothing),
-		cmocka_unit_test(test_no_delivery_after_revocation_under_racing_loads),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -179,4 +179,21 @@ size_t audit_count(const char *token, const char *type, const char *id);
 
 void expect_nothing_retrieved(const char *token, const char *query, const char *what);
 
+/* ================================================================ disclosures */
+
+/* GET a record's content */
+void get_content(const char *token, const char *id, struct it_resp *r);
+
+/* new: GET path with token, 200 expected, the answer's JSON */
+json_t *get_ok(const char *token, const char *path);
+
+/* new: one context load of query (thread may be NULL); its receipt id into receipt (if not
+ * NULL) */
+json_t *load_context(const char *token, const char *query, const char *thread,
+		     char receipt[ID_MAX]);
+
+/* A source and a summary derivative of it, both matching `word`. */
+void source_and_summary(const struct tenant *t, const char *word, char src[ID_MAX],
+			char drv[ID_MAX]);
+
 #endif

@@ -231,3 +231,46 @@ void expect_nothing_retrieved(const char *token, const char *query, const char *
 		 "%s: the load receipt counts candidates", what);
 	json_decref(cx);
 }
+
+/* ================================================================ disclosures */
+
+/* GET a record's content */
+void get_content(const char *token, const char *id, struct it_resp *r)
+{
+	char path[160];
+	snprintf(path, sizeof path, "/v1/memory/sources/%s/content", id);
+	get(path, token, r);
+}
+
+/* new: GET path with token, 200 expected, the answer's JSON */
+json_t *get_ok(const char *token, const char *path)
+{
+	struct it_resp r;
+	get(path, token, &r);
+	IT_STATUS(&r, 200);
+	json_t *j = json_incref(r.json);
+	it_resp_free(&r);
+	return j;
+}
+
+/* new: one context load of query (thread may be NULL); its receipt id into receipt */
+json_t *load_context(const char *token, const char *query, const char *thread,
+		    char receipt[ID_MAX])
+{
+	json_t *cx = context_ok(token, query, thread);
+	if (receipt)
+		it_copy_str(receipt, ID_MAX, it_json_str(json_object_get(cx, "load_receipt"),
+							 "receipt_id"));
+	return cx;
+}
+
+/* A source and a summary derivative of it, both matching `word`. */
+void source_and_summary(const struct tenant *t, const char *word, char src[ID_MAX],
+			       char drv[ID_MAX])
+{
+	char text[160];
+	snprintf(text, sizeof text, "Ledger note %s: the reviewer signs the release.", word);
+	note(t->admin, text, "active", NULL, src, NULL);
+	snprintf(text, sizeof text, "Summary %s: releases need a reviewer.", word);
+	derive(t->admin, "summary", df(src, 1), text, drv);
+}
