@@ -74,14 +74,11 @@ static json_t *audit_row(const void *row, const void *arg, int64_t *cursor)
 
 void h_audit_list(struct h_ctx *ctx)
 {
+	static const char *const orders[] = {"oldest", "newest", NULL};
 	struct audit_filters f;
-	const char *order = ctx->query(ctx, "order");
-	if (!read_filters(ctx, &f.type, &f.id))
+	const char *order;
+	if (!read_filters(ctx, &f.type, &f.id) || !h_query_enum(ctx, "order", orders, &order))
 		return;
-	if (order && strcmp(order, "oldest") != 0 && strcmp(order, "newest") != 0) {
-		h_invalid(ctx, "order", "must be oldest or newest");
-		return;
-	}
 	f.newest = order && strcmp(order, "newest") == 0;
 	const struct h_list_query q = {.default_limit = H_PAGE_DEFAULT,
 				       .arg = &f,

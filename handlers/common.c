@@ -261,6 +261,29 @@ json_t *h_time(int64_t epoch_ms)
 	return json_string(buf);
 }
 
+bool h_query_enum(struct h_ctx *ctx, const char *name, const char *const *values,
+		  const char **out)
+{
+	*out = ctx->query(ctx, name);
+	if (*out == NULL)
+		return true;
+	for (const char *const *v = values; *v; v++)
+		if (strcmp(*v, *out) == 0)
+			return true;
+	h_invalid(ctx, name, "must be one of the allowed values");
+	return false;
+}
+
+bool h_query_id(struct h_ctx *ctx, const char *name, const char **out)
+{
+	*out = ctx->query(ctx, name);
+	if (*out && !core_id_valid(*out)) {
+		h_invalid(ctx, name, h_id_reason);
+		return false;
+	}
+	return true;
+}
+
 int64_t h_now_ms(void)
 {
 	struct timespec ts;

@@ -84,6 +84,17 @@ void h_stale_of(struct h_ctx *ctx, const int64_t *current, bool if_match_first);
 struct db_actor h_actor(const struct h_ctx *ctx);
 /* An RFC 3339 string for epoch ms (new json string). */
 json_t *h_time(int64_t epoch_ms);
+/* A new JSON string of s, or JSON null for NULL. */
+static inline json_t *opt_str(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+/* ?name= restricted to values (NULL-terminated), NULL when absent; false after answering
+ * 422 naming it. */
+bool h_query_enum(struct h_ctx *ctx, const char *name, const char *const *values,
+		  const char **out) RG_MUSTCHECK;
+/* ?name= as a caller id (RG_ID_PATTERN), NULL when absent; false after answering 422. */
+bool h_query_id(struct h_ctx *ctx, const char *name, const char **out) RG_MUSTCHECK;
 /* The wall clock in epoch ms. */
 int64_t h_now_ms(void);
 /* An `as_of` instant (RFC 3339 text, NULL when absent: RG_TIME_NONE, "now"); false after

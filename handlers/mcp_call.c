@@ -214,6 +214,13 @@ json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t 
 		route->handler(&sub);
 	ctx->held = sub.held; /* not taken: server/ releases it with the request */
 	sub.held = NULL;
+	/* Content a tool delivers goes out only once recorded, like the /v1 answer's: server/ sees
+	 * the request's context, so the disclosure moves there; one per request. */
+	if (sub.disclosure.set && ctx->disclosure.set) {
+		h_problem(&sub, PROBLEM_INTERNAL, NULL, NULL);
+	} else if (sub.disclosure.set) {
+		ctx->disclosure = sub.disclosure;
+	}
 	if (sub.dberr.sqlstate[0] || sub.dberr.message[0]) /* a later success keeps a failure */
 		ctx->dberr = sub.dberr; /* for the request's log line (never private text) */
 	payload = answer_of(&sub, &is_error);

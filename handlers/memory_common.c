@@ -82,19 +82,6 @@ enum rg_status h_mem_fetch_records(struct h_ctx *ctx, struct db_conn *c, const v
 	return db_mem_list(c, ctx->tenant_id, &a->filter, after, limit, rows, &ctx->dberr);
 }
 
-bool h_mem_query_enum(struct h_ctx *ctx, const char *name, const char *const *values,
-		      const char **out)
-{
-	*out = ctx->query(ctx, name);
-	if (*out == NULL)
-		return true;
-	for (const char *const *v = values; *v; v++)
-		if (strcmp(*v, *out) == 0)
-			return true;
-	h_invalid(ctx, name, "must be one of the allowed values");
-	return false;
-}
-
 const struct db_mem_record *h_mem_load_record(struct h_ctx *ctx, const char *param,
 					      const char *want_kind, struct db_rows *rows)
 {

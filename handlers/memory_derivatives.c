@@ -64,7 +64,7 @@ static json_t *derivative_row(const void *row, const void *arg, int64_t *cursor)
 void h_derivative_list(struct h_ctx *ctx)
 {
 	struct h_mem_list_args a = {.filter = {.record_kind = "derivative"}};
-	if (!h_mem_query_enum(ctx, "state", h_mem_states, &a.filter.state))
+	if (!h_query_enum(ctx, "state", h_mem_states, &a.filter.state))
 		return;
 	const struct h_list_query q = {.default_limit = H_PAGE_DEFAULT, .arg = &a,
 				       .fetch = h_mem_fetch_records, .render = derivative_row};

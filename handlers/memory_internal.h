@@ -1,5 +1,5 @@
 /* Private to handlers/memory_*.c: what the memory handler families (sources, derivatives,
- * retrieval, assents) share. Defined in handlers/memory_common.c. */
+ * retrieval, assents, disclosures) share. Defined in handlers/memory_common.c. */
 #ifndef RG_HANDLERS_MEMORY_INTERNAL_H
 #define RG_HANDLERS_MEMORY_INTERNAL_H
 
@@ -19,12 +19,6 @@ extern const char h_mem_sha_reason[];
 static inline const char *str(const json_t *o, const char *k)
 {
 	return json_string_value(json_object_get(o, k));
-}
-
-/* A new JSON string of s, or JSON null for NULL. */
-static inline json_t *opt_str(const char *s)
-{
-	return s ? json_string(s) : json_null();
 }
 
 /* New: the JSON that text holds, or JSON null when text is NULL or does not parse. */
@@ -52,10 +46,6 @@ struct h_mem_list_args {
  * h_mem_list_args. */
 enum rg_status h_mem_fetch_records(struct h_ctx *ctx, struct db_conn *c, const void *arg,
 				   int64_t after, int limit, struct db_rows *rows) RG_MUSTCHECK;
-
-/* ?name= restricted to values (NULL-terminated); false after answering 422. */
-bool h_mem_query_enum(struct h_ctx *ctx, const char *name, const char *const *values,
-		      const char **out) RG_MUSTCHECK;
 
 /* One record by path id (want_kind NULL: either kind), read into *rows (free with
  * db_rows_free); NULL (rows empty) after answering 404 or 503. */

@@ -217,17 +217,15 @@ void h_source_list(struct h_ctx *ctx)
 	struct h_mem_list_args a = {.filter = {.record_kind = "source"}};
 	const char *include, *order;
 	char *labels = NULL;
-	if (!h_mem_query_enum(ctx, "classification", classifications, &a.filter.classification) ||
-	    !h_mem_query_enum(ctx, "state", h_mem_states, &a.filter.state) ||
-	    !h_mem_query_enum(ctx, "source_kind", source_kinds, &a.filter.source_kind) ||
-	    !h_mem_query_enum(ctx, "include", includes, &include) ||
-	    !h_mem_query_enum(ctx, "order", orders, &order) || !read_labels(ctx, &labels))
+	if (!h_query_enum(ctx, "classification", classifications, &a.filter.classification) ||
+	    !h_query_enum(ctx, "state", h_mem_states, &a.filter.state) ||
+	    !h_query_enum(ctx, "source_kind", source_kinds, &a.filter.source_kind) ||
+	    !h_query_enum(ctx, "include", includes, &include) ||
+	    !h_query_enum(ctx, "order", orders, &order) || !read_labels(ctx, &labels))
 		return;
 	a.filter.newest = order == NULL || strcmp(order, "newest") == 0;
 	a.filter.labels_json = labels;
-	a.filter.thread_id = ctx->query(ctx, "thread_id");
-	if (a.filter.thread_id && !core_id_valid(a.filter.thread_id)) {
-		h_invalid(ctx, "thread_id", h_id_reason);
+	if (!h_query_id(ctx, "thread_id", &a.filter.thread_id)) {
 		free(labels);
 		return;
 	}

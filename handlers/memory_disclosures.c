@@ -4,26 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/ids.h"
 #include "core/timefmt.h"
 #include "db/disclosures.h"
-#include "db/memory.h"
-#include "handlers/common.h"
 #include "handlers/handlers.h"
+#include "handlers/memory_internal.h"
 
 #define DISCLOSURES_PAGE_DEFAULT 100
 #define DISCLOSURES_PAGE_MAX 1000
-
-/* ?name= as a caller id, or NULL when absent; false after answering 422. */
-static bool read_id(struct h_ctx *ctx, const char *name, const char **out)
-{
-	*out = ctx->query(ctx, name);
-	if (*out && !core_id_valid(*out)) {
-		h_invalid(ctx, name, h_id_reason);
-		return false;
-	}
-	return true;
-}
 
 /* ?since= and ?until= (RFC 3339), RG_TIME_NONE when absent; false after answering 422. */
 static bool read_window(struct h_ctx *ctx, int64_t *since, int64_t *until)
@@ -47,11 +34,6 @@ static enum rg_status fetch_disclosures(struct h_ctx *ctx, struct db_conn *c, co
 	return db_disclosures_list(c, ctx->tenant_id, arg, after, limit, rows, &ctx->dberr);
 }
 
-static json_t *opt(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
 static json_t *disclosure_row(const void *row, const void *arg, int64_t *cursor)
 {
 	(void)arg;
@@ -62,8 +44,8 @@ static json_t *disclosure_row(const void *row, const void *arg, int64_t *cursor)
 			      "record_id", d->record_id, "record_kind", d->record_kind,
 			      "revision", (json_int_t)d->revision, "delivered_hash",
 			      d->delivered_hash, "token_id", d->token_id, "thread_id",
-			      opt(d->thread_id), "surface", d->surface, "via", d->via,
-			      "receipt_id", opt(d->receipt_id), "request_id", d->request_id);
+			      opt_str(d->thread_id), "surface", d->surface, "via", d->via,
+			      "receipt_id", opt_str(d->receipt_id), "request_id", d->request_id);
 	return o;
 }
 
@@ -80,24 +62,22 @@ static void list(struct h_ctx *ctx, const struct db_disclosure_filter *f)
 void h_disclosures_list(struct h_ctx *ctx)
 {
 	struct db_disclosure_filter f = {0};
-	if (read_id(ctx, "record_id", &f.record_id) && read_id(ctx, "thread_id", &f.thread_id) &&
-	    read_id(ctx, "token_id", &f.token_id) && read_window(ctx, &f.since_ms, &f.until_ms))
+	if (h_query_id(ctx, "record_id", &f.record_id) && h_query_id(ctx, "thread_id", &f.thread_id) &&
+	    h_query_id(ctx, "token_id", &f.token_id) && read_window(ctx, &f.since_ms, &f.until_ms))
 		list(ctx, &f);
 }
 
 void h_source_disclosures(struct h_ctx *ctx)
 {
+	static const char *const flags[] = {"true", "false", NULL};
 	struct db_disclosure_filter f = {.source_id = h_param(ctx, "source_id")};
-	const char *all = ctx->query(ctx, "include_derivatives");
-	if (all && strcmp(all, "true") != 0 && strcmp(all, "false") != 0) {
-		h_invalid(ctx, "include_derivatives", "must be true or false");
+	const char *all;
+	if (!h_query_enum(ctx, "include_derivatives", flags, &all) ||
+	    !read_window(ctx, &f.since_ms, &f.until_ms))
 		return;
-	}
 	f.include_derivatives = all && strcmp(all, "true") == 0;
-	if (!read_window(ctx, &f.since_ms, &f.until_ms))
-		return;
-	struct db_rows rows;
-	if (h_fetch_row(ctx, db_mem_readback, f.source_id, "No such source.", &rows) == NULL)
+	struct db_rows rows; /* 404 for no such source (an empty list is a source nobody read) */
+	if (h_mem_load_record(ctx, "source_id", "source", &rows) == NULL)
 		return;
 	db_rows_free(&rows);
 	list(ctx, &f);
@@ -129,7 +109,7 @@ static json_t *receipt_row(const void *row, const void *arg, int64_t *cursor)
 void h_load_receipts_list(struct h_ctx *ctx)
 {
 	struct receipt_filter f = {0};
-	if (!read_id(ctx, "thread_id", &f.thread_id) ||
+	if (!h_query_id(ctx, "thread_id", &f.thread_id) ||
 	    !read_window(ctx, &f.since_ms, &f.until_ms))
 		return;
 	const struct h_list_query q = {.default_limit = DISCLOSURES_PAGE_DEFAULT,
