@@ -1,7 +1,5 @@
 /* The disclosure ledger (db/disclosures.h). */
-#include <stddef.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "core/timefmt.h"
 #include "db/disclosures.h"
@@ -44,10 +42,6 @@ static const struct db_col disclosure_cols[] = {
 static const struct db_row_spec disclosure_row =
 	DB_ROW_SPEC(struct db_disclosure, disclosure_cols);
 
-/* The records a source filter covers ($5, with its derivatives when $6). */
-#define SOURCE_IDS \
-	"(ARRAY[$5::text] || CASE WHEN $6::bool THEN ARRAY(SELECT l.descendant_id" \
-	" FROM memory_lineage l WHERE l.tenant_id = $1 AND l.root_id = $5) ELSE '{}' END)"
 /* The filters a load's row and a disclosure row share ($3 thread, $4 token, $7/$8 window). */
 #define ROW_FILTERS(t) \
 	" AND ($3::text IS NULL OR " t ".thread_id = $3)" \
@@ -58,31 +52,37 @@ static const struct db_row_spec disclosure_row =
 /* Newest first across both homes of a disclosure (migration 0021): a context load's items
  * from its receipt row (position dseq * 32 + item, at most 20 items), and a row of
  * `disclosures` (position seq * 32); each side reads at most a page of rows by its index. The
- * cursor ($9) is the last position shown. Planned per call: each filter has its own index. */
+ * cursor ($9) is the last position shown. Planned per call: each filter has its own index.
+ * s.ids: the records a source filter covers ($5, and its derivatives when $6), read once. */
 static const struct db_stmt list_stmt = {
 	"disclosures_list",
-	"SELECT * FROM ("
+	"WITH s AS (SELECT ARRAY[$5::text] || CASE WHEN $6::bool THEN ARRAY(SELECT"
+	"  l.descendant_id FROM memory_lineage l WHERE l.tenant_id = $1 AND l.root_id = $5)"
+	"  ELSE '{}' END AS ids)"
+	" SELECT * FROM ("
 	" SELECT r.dseq * 32 + u.n AS seq, 'dsc_' || md5(r.receipt_id || ':' || u.n) AS disclosure_id,"
 	"  epoch_ms(r.at) AS at_ms, u.id AS record_id, u.kind AS record_kind, u.rev AS revision,"
 	"  u.hash AS delivered_hash, r.token_id, r.thread_id, 'context' AS surface, r.via,"
 	"  r.receipt_id, r.request_id"
-	" FROM (SELECT * FROM load_receipts r WHERE r.tenant_id = $1 AND r.record_ids <> '{}'"
+	" FROM s, (SELECT r.* FROM load_receipts r, s WHERE r.tenant_id = $1"
+	"  AND r.record_ids <> '{}'"
 	"  AND ($2::text IS NULL OR r.record_ids @> ARRAY[$2::text])"
-	"  AND ($5::text IS NULL OR r.record_ids && " SOURCE_IDS ")" ROW_FILTERS("r")
+	"  AND ($5::text IS NULL OR r.record_ids && s.ids)" ROW_FILTERS("r")
 	/* a load with an item before the cursor; only the one the cursor is in can give fewer
 	 * items than the filters matched, hence one more load than the page */
 	"  AND ($9::bigint = 0 OR r.dseq * 32 + 1 < $9::bigint)"
 	"  ORDER BY r.dseq DESC LIMIT $10::int + 1) r,"
 	"  unnest(r.record_ids, r.record_kinds, r.revisions, r.delivered_hashes)"
 	"  WITH ORDINALITY AS u(id, kind, rev, hash, n)"
-	" WHERE ($2::text IS NULL OR u.id = $2) AND ($5::text IS NULL OR u.id = ANY(" SOURCE_IDS "))"
+	" WHERE ($2::text IS NULL OR u.id = $2) AND ($5::text IS NULL OR u.id = ANY(s.ids))"
 	"  AND ($9::bigint = 0 OR r.dseq * 32 + u.n < $9::bigint)"
 	" UNION ALL"
 	" SELECT * FROM (SELECT d.seq * 32 AS seq, d.disclosure_id, epoch_ms(d.at) AS at_ms,"
 	"  d.record_id, d.record_kind, d.revision, d.delivered_hash, d.token_id, d.thread_id,"
-	"  d.surface, d.via, d.receipt_id, d.request_id FROM disclosures d WHERE d.tenant_id = $1"
+	"  d.surface, d.via, d.receipt_id, d.request_id FROM disclosures d, s"
+	"  WHERE d.tenant_id = $1"
 	"  AND ($2::text IS NULL OR d.record_id = $2)"
-	"  AND ($5::text IS NULL OR d.record_id = ANY(" SOURCE_IDS "))" ROW_FILTERS("d")
+	"  AND ($5::text IS NULL OR d.record_id = ANY(s.ids))" ROW_FILTERS("d")
 	"  AND ($9::bigint = 0 OR d.seq * 32 < $9::bigint)"
 	"  ORDER BY d.seq DESC LIMIT $10::int) d) a"
 	" ORDER BY seq DESC LIMIT $10::int",
@@ -176,50 +176,34 @@ enum rg_status db_mem_deliver(struct db_conn *c, const struct db_actor *a,
 	return st;
 }
 
-/* The texts of member `off` of each read, as a PostgreSQL array literal. new: free() */
-static char *column(const struct db_content_read *reads, size_t n, size_t off, const char **tmp)
-{
-	for (size_t i = 0; i < n; i++)
-		memcpy(&tmp[i], (const char *)&reads[i] + off, sizeof tmp[i]);
-	return db_array_literal(tmp, n);
-}
-
 enum rg_status db_content_reads_record(struct db_conn *c, const struct db_content_read *reads,
 				       size_t n, struct db_error *err)
 {
-	static const size_t offs[] = {
-		offsetof(struct db_content_read, tenant_id),
-		offsetof(struct db_content_read, record_id),
-		offsetof(struct db_content_read, record_kind),
-		0, /* revision: numbers */
-		offsetof(struct db_content_read, delivered_hash),
-		offsetof(struct db_content_read, token_id),
-		offsetof(struct db_content_read, via),
-		offsetof(struct db_content_read, request_id),
-	};
-	const char **tmp = calloc(n ? n : 1, sizeof *tmp);
+	enum { COLS = 8 }; /* the statement's parameters, one array each */
+	const char **v = calloc(COLS * (n ? n : 1), sizeof *v);
 	char (*revs)[DB_INT_SIZE] = calloc(n ? n : 1, sizeof *revs);
-	char *cols[8] = {0};
+	char *cols[COLS] = {0};
 	enum rg_status st = RG_NOMEM;
-	bool ok = tmp && revs;
-	for (size_t k = 0; ok && k < 8; k++) {
-		if (k == 3) {
-			for (size_t i = 0; i < n; i++)
-				tmp[i] = db_int_param(revs[i], reads[i].revision);
-			cols[k] = db_array_literal(tmp, n);
-		} else {
-			cols[k] = column(reads, n, offs[k], tmp);
-		}
-		ok = cols[k] != NULL;
+	bool ok = v && revs;
+	for (size_t i = 0; ok && i < n; i++) {
+		const struct db_content_read *r = &reads[i];
+		const char *row[COLS] = {r->tenant_id,	    r->record_id,
+					 r->record_kind,    db_int_param(revs[i], r->revision),
+					 r->delivered_hash, r->token_id,
+					 r->via,	    r->request_id};
+		for (size_t k = 0; k < COLS; k++)
+			v[k * n + i] = row[k];
 	}
+	for (size_t k = 0; ok && k < COLS; k++)
+		ok = (cols[k] = db_array_literal(v + k * n, n)) != NULL;
 	if (ok) {
 		PGresult *res = NULL;
 		st = db_exec(c, &reads_stmt, (const char *const *)cols, &res, err);
 		PQclear(res);
 	}
-	for (size_t k = 0; k < 8; k++)
+	for (size_t k = 0; k < COLS; k++)
 		free(cols[k]);
-	free(tmp);
+	free(v);
 	free(revs);
 	return st;
 }
