@@ -40,6 +40,8 @@ const struct field_spec h_derivative_body[] = {
 	{.name = "derived_from", .type = F_ARRAY, .required = true, .min = 1,
 	 .max = RG_MEM_DERIVED_FROM_MAX, .item = &upstream_item},
 	{.name = "content", .type = F_STRING, .required = true, .min = 1, .max = RG_MEM_CONTENT_MAX},
+	{.name = "operation_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
+	 .check = core_id_valid, .check_reason = h_id_reason},
 	{.name = NULL},
 };
 

@@ -41,6 +41,8 @@ const struct field_spec h_source_create_body[] = {
 	{.name = "pointer", .type = F_OBJECT, .sub = pointer_fields},
 	{.name = "classification", .type = F_ENUM, .values = classifications},
 	{.name = "foreign", .type = F_OBJECT, .sub = foreign_fields},
+	{.name = "operation_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
+	 .check = core_id_valid, .check_reason = h_id_reason},
 	{.name = NULL},
 };
 
