@@ -44,6 +44,40 @@ bool h_mem_refused(struct h_ctx *ctx, const struct db_mem_outcome *out, bool if_
 	return true;
 }
 
+bool h_mem_operation_hash(struct h_ctx *ctx, char out[RG_SHA256_TAGGED_SIZE])
+{
+	if (str(ctx->body, "operation_id") == NULL)
+		return false;
+	/* Canonical: keys sorted, no spaces, so a retry's body with its members in another
+	 * order (or sent as MCP tool arguments) is the same request. */
+	char *text = json_dumps(ctx->body, JSON_COMPACT | JSON_SORT_KEYS);
+	core_sha256_tagged(text ? text : "", text ? strlen(text) : 0, out);
+	free(text);
+	return text != NULL;
+}
+
+bool h_mem_replayed(struct h_ctx *ctx, const struct db_mem_outcome *out,
+		    json_t *(*render)(const struct db_mem_record *r))
+{
+	bool replay = strcmp(out->outcome, "replayed") == 0;
+	if (!replay && strcmp(out->outcome, "operation_conflict") != 0)
+		return false;
+	if (!replay) {
+		h_problem(ctx, PROBLEM_OPERATION_CONFLICT,
+			  "operation_id was already used with a different body.", NULL);
+		return true;
+	}
+	struct db_rows rows;
+	const struct db_mem_record *r =
+		h_fetch_row(ctx, db_mem_get, out->record_id, "No such record.", &rows);
+	if (r) {
+		h_etag(ctx, r->revision);
+		h_reply(ctx, 200, render(r));
+	}
+	db_rows_free(&rows);
+	return true;
+}
+
 json_t *h_mem_provenance(const char *text)
 {
 	if (text == NULL)

@@ -92,7 +92,8 @@ void h_derivative_create(struct h_ctx *ctx)
 	const char *content = str(ctx->body, "content"), *kind = str(ctx->body, "kind");
 	const char *ids[RG_MEM_DERIVED_FROM_MAX];
 	int64_t revisions[RG_MEM_DERIVED_FROM_MAX];
-	char id[RG_ID_SIZE], hash[RG_SHA256_TAGGED_SIZE];
+	char id[RG_ID_SIZE], hash[RG_SHA256_TAGGED_SIZE], op_hash[RG_SHA256_TAGGED_SIZE];
+	bool retryable = h_mem_operation_hash(ctx, op_hash);
 	size_t n = json_array_size(from);
 	for (size_t i = 0; i < n; i++) {
 		ids[i] = str(json_array_get(from, i), "source_id");
@@ -108,12 +109,14 @@ void h_derivative_create(struct h_ctx *ctx)
 	struct db_conn *c = NULL;
 	if (!h_acquire(ctx, &c))
 		return;
-	enum rg_status st = db_mem_derive(c, &actor, id, kind, ids, revisions, n, content, hash,
-					  &out, &ctx->dberr);
+	enum rg_status st = db_mem_derive(
+		c, &actor, id, kind, ids, revisions, n, content, hash,
+		retryable ? str(ctx->body, "operation_id") : NULL, retryable ? op_hash : NULL, &out,
+		&ctx->dberr);
 	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
-	} else if (!h_mem_refused(ctx, &out, false, "upstream record")) {
+	} else if (!h_mem_replayed(ctx, &out, derivative_meta) && !h_mem_refused(ctx, &out, false, "upstream record")) {
 		snprintf(ctx->location, sizeof ctx->location, "/v1/memory/derivatives/%s", id);
 		h_etag(ctx, 1);
 		h_reply(ctx, 201,

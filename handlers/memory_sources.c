@@ -89,6 +89,19 @@ static json_t *source_meta(const struct db_mem_record *r, bool labels)
 
 /* ---- sources ---------------------------------------------------------------------- */
 
+/* A create's answer (SourceCreated), for the replay of an operation_id: the source as it is
+ * now. */
+static json_t *source_created(const struct db_mem_record *r)
+{
+	json_t *o = json_pack("{s:s, s:I, s:o, s:o, s:s, s:o, s:s}", "source_id", r->record_id,
+			      "revision", (json_int_t)r->revision, "source_kind",
+			      opt_str(r->source_kind), "classification", opt_str(r->classification),
+			      "content_hash", r->content_hash, "source_identity",
+			      opt_str(r->source_identity), "created_at", h_time(r->created_ms));
+	h_mem_add_state(o, r);
+	return o;
+}
+
 static void forbid_assent(struct h_ctx *ctx, enum rg_problem code, const char *identity)
 {
 	h_problem(ctx, code, NULL, NULL);
@@ -100,6 +113,7 @@ void h_source_create(struct h_ctx *ctx)
 	const json_t *b = ctx->body, *pointer = json_object_get(b, "pointer");
 	const json_t *foreign = json_object_get(b, "foreign");
 	char id[RG_ID_SIZE], hash[RG_SHA256_TAGGED_SIZE], identity[RG_SHA256_TAGGED_SIZE];
+	char op_hash[RG_SHA256_TAGGED_SIZE];
 	struct db_mem_source s = {0};
 	struct db_mem_outcome out;
 	struct db_conn *c = NULL;
@@ -136,6 +150,10 @@ void h_source_create(struct h_ctx *ctx)
 	s.labels_json = labels;
 	s.content_hash = hash;
 	s.source_identity = identity;
+	if (h_mem_operation_hash(ctx, op_hash)) {
+		s.operation_id = str(b, "operation_id");
+		s.operation_hash = op_hash;
+	}
 	struct db_actor actor = h_actor(ctx);
 	if (!h_acquire(ctx, &c))
 		goto out;
@@ -145,6 +163,8 @@ void h_source_create(struct h_ctx *ctx)
 		h_db_failed(ctx, st);
 		goto out;
 	}
+	if (h_mem_replayed(ctx, &out, source_created))
+		goto out;
 	if (strcmp(out.outcome, "ok") != 0) {
 		/* db/ answers one of the assent_* codes; anything else is a refusal we
 		 * cannot name, which must not pass for an assent problem */
