@@ -12,8 +12,8 @@
 #include "handlers/handlers.h"
 #include "handlers/memory_internal.h"
 
-static const char *const source_kinds[] = {"note", "thread_summary", "document", "fact", NULL};
-static const char *const classifications[] = {"active", "cold", NULL};
+const char *const h_source_kinds[] = {"note", "thread_summary", "document", "fact", NULL};
+const char *const h_source_classifications[] = {"active", "cold", NULL};
 
 static const struct field_spec label_value = {.type = F_STRING, .min = 1,
 					      .max = RG_MEM_LABEL_VALUE_MAX};
@@ -32,14 +32,14 @@ static const struct field_spec foreign_fields[] = {
 };
 
 const struct field_spec h_source_create_body[] = {
-	{.name = "source_kind", .type = F_ENUM, .required = true, .values = source_kinds},
+	{.name = "source_kind", .type = F_ENUM, .required = true, .values = h_source_kinds},
 	{.name = "thread_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
 	 .check = core_id_valid, .check_reason = h_id_reason},
 	{.name = "labels", .type = F_MAP, .max = RG_MEM_LABELS_MAX, .check = core_label_key_valid,
 	 .key_pattern = "^[a-z][a-z0-9_.-]{0,63}$", .item = &label_value},
 	{.name = "content", .type = F_STRING, .min = 1, .max = RG_MEM_CONTENT_MAX},
 	{.name = "pointer", .type = F_OBJECT, .sub = pointer_fields},
-	{.name = "classification", .type = F_ENUM, .values = classifications},
+	{.name = "classification", .type = F_ENUM, .values = h_source_classifications},
 	{.name = "foreign", .type = F_OBJECT, .sub = foreign_fields},
 	{.name = "operation_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
 	 .check = core_id_valid, .check_reason = h_id_reason},
@@ -63,7 +63,8 @@ enum rg_problem h_source_create_check(const json_t *body, json_t *errors)
 
 const struct field_spec h_classification_body[] = {
 	{.name = "expected_revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX},
-	{.name = "classification", .type = F_ENUM, .required = true, .values = classifications},
+	{.name = "classification", .type = F_ENUM, .required = true,
+	 .values = h_source_classifications},
 	{.name = NULL},
 };
 
@@ -93,7 +94,7 @@ static json_t *source_meta(const struct db_mem_record *r, bool labels)
  * now. */
 static json_t *source_created(const struct db_mem_record *r)
 {
-	json_t *o = json_pack("{s:s, s:I, s:o, s:o, s:s, s:o, s:s}", "source_id", r->record_id,
+	json_t *o = json_pack("{s:s, s:I, s:o, s:o, s:s, s:o, s:o}", "source_id", r->record_id,
 			      "revision", (json_int_t)r->revision, "source_kind",
 			      opt_str(r->source_kind), "classification", opt_str(r->classification),
 			      "content_hash", r->content_hash, "source_identity",
@@ -232,18 +233,20 @@ static bool read_labels(struct h_ctx *ctx, char **out)
 	return true;
 }
 
+const char *const h_source_list_includes[] = {"labels", NULL};
+const char *const h_source_list_orders[] = {"newest", "oldest", NULL};
+
 void h_source_list(struct h_ctx *ctx)
 {
-	static const char *const includes[] = {"labels", NULL};
-	static const char *const orders[] = {"newest", "oldest", NULL};
 	struct h_mem_list_args a = {.filter = {.record_kind = "source"}};
 	const char *include, *order;
 	char *labels = NULL;
-	if (!h_query_enum(ctx, "classification", classifications, &a.filter.classification) ||
+	if (!h_query_enum(ctx, "classification", h_source_classifications,
+			  &a.filter.classification) ||
 	    !h_query_enum(ctx, "state", h_mem_states, &a.filter.state) ||
-	    !h_query_enum(ctx, "source_kind", source_kinds, &a.filter.source_kind) ||
-	    !h_query_enum(ctx, "include", includes, &include) ||
-	    !h_query_enum(ctx, "order", orders, &order) || !read_labels(ctx, &labels))
+	    !h_query_enum(ctx, "source_kind", h_source_kinds, &a.filter.source_kind) ||
+	    !h_query_enum(ctx, "include", h_source_list_includes, &include) ||
+	    !h_query_enum(ctx, "order", h_source_list_orders, &order) || !read_labels(ctx, &labels))
 		return;
 	a.filter.newest = order == NULL || strcmp(order, "newest") == 0;
 	a.filter.labels_json = labels;
@@ -317,7 +320,7 @@ void h_source_content(struct h_ctx *ctx)
 	if (m->content) {
 		/* Sent only once its disclosure is committed (docs/disclosures.md). */
 		struct h_disclosure *d = &ctx->disclosure;
-		*d = (struct h_disclosure){.set = true, .revision = m->revision};
+		*d = (struct h_disclosure){.set = true, .revision = m->revision, .via = ctx->via};
 		snprintf(d->record_id, sizeof d->record_id, "%s", h_param(ctx, "source_id"));
 		snprintf(d->record_kind, sizeof d->record_kind, "%s", m->record_kind);
 		core_sha256_tagged(m->content, strlen(m->content), d->delivered_hash);

@@ -90,7 +90,8 @@ static void test_source_replay_and_conflict(void **state)
 			 it_json_int(r.json, "revision", -1) == 2 &&
 			 it_json_str_is(r.json, "effective_retrieval_state", "ineligible") &&
 			 it_json_str_is(r.json, "source_id", first) &&
-			 it_is_sha256_ref(it_json_str(r.json, "source_identity")),
+			 it_is_sha256_ref(it_json_str(r.json, "source_identity")) &&
+			 it_is_timestamp_ms(it_json_str(r.json, "created_at")),
 		 "the replay is the source now");
 	it_resp_free(&r);
 	/* without operation_id every create is a new source; other ids are other operations */
