@@ -22,9 +22,18 @@ content and pointer") are the OpenAPI document's oneOf/anyOf/not/dependentRequir
 several forms (oneOf of objects: a relevance check) is compared as the union of its forms,
 which is what the code's table describes.
 
+Descriptions: a field's one sentence for its reader (`desc`, which an MCP tool's input schema
+shows) is the resolved property's `description` in openapi.yaml, exactly (a sibling
+`description` beside a `$ref` overrides the target's); a longer explanation belongs in the
+request schema's own description. Where the code has no desc, the document's description is
+free. On every route that an MCP tool adapts (fields_dump names the tool, from
+handlers/mcp_tools.c's table), every field must have a desc: every member, nested ones
+included, every array item that is an object and every map's values.
+
 --self-test mutates the dump instead (every field's type, required-ness, nullability,
-bounds, enum values, closedness, uniqueness, key pattern; a field dropped, one added) and
-fails unless every mutation is reported: the comparison cannot silently pass a kind of drift.
+bounds, enum values, closedness, uniqueness, key pattern, desc changed, desc dropped where one
+is required; a field dropped, one added) and fails unless every mutation is reported: the
+comparison cannot silently pass a kind of drift.
 
 Every OpenAPI operation with an application/json body must have a route with a body, and
 the other way round (POST /mcp excepted: JSON-RPC, validated by handlers/mcp.c).
@@ -137,6 +146,8 @@ class Compare:
         api_nullable = "null" in types or s.get("x-nullable-by-oneof", False) or (
             None in (s.get("enum") or []))
         self.expect(where, "nullable", bool(api_nullable), f["nullable"])
+        if "desc" in f:
+            self.expect(where, "description", s.get("description"), f["desc"])
         types.discard("null")
         used = set(ANNOTATIONS) | {"type", "x-nullable-by-oneof"}
         kind = f["type"]
@@ -309,10 +320,35 @@ class Compare:
                                 "not compared with the code (a rule the code may not have)")
 
 
+def desc_required(fields, where):
+    """(where, field) for every field of a table that must have a desc: every member (nested
+    ones included), every array item that is an object, every map's values."""
+    def walk(f, at, must):
+        if must:
+            yield at, f
+        for x in f.get("fields") or []:
+            yield from walk(x, f"{at}.{x['name']}", True)
+        item = f.get("item")
+        if item and f["type"] == "map":
+            yield from walk(item, at + "{}", True)
+        elif item:
+            yield from walk(item, at + "[]", item["type"] == "object")
+    for x in fields:
+        yield from walk(x, f"{where}.{x['name']}", True)
+
+
 def compare(dump, doc):
     """Every disagreement between the dump of fields_dump and the document, as text lines."""
     cmp = Compare(doc, dump["rule_values"])
     routes = dump["routes"]
+    for key in sorted(routes):
+        tool = routes[key].get("mcp_tool")
+        if tool is None:
+            continue
+        for where, f in desc_required(routes[key]["fields"], key + " body"):
+            if "desc" not in f:
+                cmp.say(where, f"no desc in the code: the MCP tool {tool} shows its schema to "
+                               "a model, which needs one sentence per field")
     ops = {}
     for path, item in doc.doc["paths"].items():
         for method, op in item.items():
@@ -336,8 +372,9 @@ def compare(dump, doc):
 
 def mutations(dump):
     """(what, mutated dump) for every way a field table could drift: each field's type,
-    required-ness, nullability, bounds, enum values, closedness, uniqueness, key pattern, a
-    field dropped and a field added, route by route."""
+    required-ness, nullability, bounds, enum values, closedness, uniqueness, key pattern, desc
+    (changed; dropped where one is required), a field dropped and a field added, route by
+    route."""
     def walk(fields, where):
         for i, f in enumerate(fields):
             yield where + [i], f
@@ -361,6 +398,9 @@ def mutations(dump):
 
     for route in dump["routes"]:
         fields = dump["routes"][route]["fields"]
+        required = set()
+        if "mcp_tool" in dump["routes"][route]:
+            required = {id(f) for _, f in desc_required(fields, route)}
         edits = [(f"{route}: a new field", lambda d, r=route: d["routes"][r]["fields"].append(
             {"name": "zz_new", "type": "bool", "required": False, "nullable": False}))]
         for where, f in walk(fields, []):
@@ -399,6 +439,11 @@ def mutations(dump):
             if "key_pattern" in f:
                 edits.append((name + " key pattern", edit(lambda x: x.update(
                     key_pattern="^zz$"))))
+            if "desc" in f:
+                edits.append((name + " desc changed", edit(lambda x: x.update(
+                    desc=x["desc"] + " (changed)"))))
+            if "desc" in f and id(f) in required:
+                edits.append((name + " desc dropped", edit(lambda x: x.pop("desc"))))
         for what, fn in edits:
             d = json.loads(json.dumps(dump))
             fn(d)
