@@ -26,7 +26,7 @@ Descriptions: a field's one sentence for its reader (`desc`, which an MCP tool's
 shows) is the resolved property's `description` in openapi.yaml, exactly (a sibling
 `description` beside a `$ref` overrides the target's); a longer explanation belongs in the
 request schema's own description. Where the code has no desc, the document's description is
-free. On every route that an MCP tool adapts (fields_dump names the tool, from
+free, and so is that of a map's member named for its meaning (quality_gates' readability). On every route that an MCP tool adapts (fields_dump names the tool, from
 handlers/mcp_tools.c's table), every field must have a desc: every member, nested ones
 included, every array item that is an object and every map's values.
 
@@ -140,13 +140,15 @@ class Compare:
         if api != code:
             self.say(where, f"{what}: openapi.yaml says {api!r}, the code {code!r}")
 
-    def field(self, where, f, s):
+    def field(self, where, f, s, named_member=False):
+        """named_member: s is a map's member named for its meaning, which may say more than the
+        map values' desc."""
         s = self.doc.resolve(s)
         types = types_of(s)
         api_nullable = "null" in types or s.get("x-nullable-by-oneof", False) or (
             None in (s.get("enum") or []))
         self.expect(where, "nullable", bool(api_nullable), f["nullable"])
-        if "desc" in f:
+        if "desc" in f and not named_member:
             self.expect(where, "description", s.get("description"), f["desc"])
         types.discard("null")
         used = set(ANNOTATIONS) | {"type", "x-nullable-by-oneof"}
@@ -241,7 +243,7 @@ class Compare:
                     self.field(where + "{}", f["item"], ap)
                 # members named for their meaning are still values of the map
                 for n, p in (s.get("properties") or {}).items():
-                    self.field(f"{where}{{{n}}}", f["item"], p)
+                    self.field(f"{where}{{{n}}}", f["item"], p, named_member=True)
             elif s.get("properties"):
                 self.say(where, "a map of any values in the code, named members in openapi.yaml")
         self.unchecked(where, s, used)
