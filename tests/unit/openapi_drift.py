@@ -4,7 +4,8 @@ validate the bodies (core/fields.h, the tables handlers/routes.c names).
 
 Usage: openapi_drift.py [--self-test] --dump <fields_dump or its JSON output> --openapi <yaml>
 
-fields_dump (tests/unit/fields_dump.c) prints every route's body fields as JSON. For each
+fields_dump (tests/unit/fields_dump.c) prints every route's body fields as JSON, with the MCP
+tool that adapts the route (handlers/mcp_tools.c's table), if any. For each
 route, the operation's application/json request schema is resolved ($ref, with sibling
 keywords; oneOf [X, {type: null}] as nullable X) and compared member by member: the set of
 members, which are required, type, nullability, string bounds (minLength; maxLength and
@@ -26,9 +27,12 @@ Descriptions: a field's one sentence for its reader (`desc`, which an MCP tool's
 shows) is the resolved property's `description` in openapi.yaml, exactly (a sibling
 `description` beside a `$ref` overrides the target's); a longer explanation belongs in the
 request schema's own description. Where the code has no desc, the document's description is
-free, and so is that of a map's member named for its meaning (quality_gates' readability). On every route that an MCP tool adapts (fields_dump names the tool, from
-handlers/mcp_tools.c's table), every field must have a desc: every member, nested ones
-included, every array item that is an object and every map's values.
+free, and so is that of a map's member named for its meaning (quality_gates' readability).
+Every field of every route must have a desc (an MCP tool shows it to a model, and the API is
+described the same way everywhere): every member, nested ones included, every array item that
+is an object and every map's values; an array's plain items may go without (the array's desc
+says what they are). A desc is one line of plain text (no markdown: a model reads it as it is)
+of at most 160 characters; the bounds are the schema's to state, not the sentence's.
 
 --self-test mutates the dump instead (every field's type, required-ness, nullability,
 bounds, enum values, closedness, uniqueness, key pattern, desc changed, desc dropped where one
@@ -45,6 +49,8 @@ import sys
 
 import yaml
 
+# The longest desc: one sentence, which a model reads in every tools/list.
+DESC_MAX = 160
 # Keywords that only describe (never refuse a body).
 ANNOTATIONS = {
     "description", "title", "examples", "example", "default", "deprecated", "readOnly",
@@ -345,12 +351,12 @@ def compare(dump, doc):
     routes = dump["routes"]
     for key in sorted(routes):
         tool = routes[key].get("mcp_tool")
-        if tool is None:
-            continue
+        reader = f"a model calling the MCP tool {tool}" if tool else "a client"
         for where, f in desc_required(routes[key]["fields"], key + " body"):
             if "desc" not in f:
-                cmp.say(where, f"no desc in the code: the MCP tool {tool} shows its schema to "
-                               "a model, which needs one sentence per field")
+                cmp.say(where, f"no desc in the code: {reader} needs one sentence per field")
+            elif len(f["desc"]) > DESC_MAX or any(c in f["desc"] for c in "`*\n"):
+                cmp.say(where, f"desc: one line of plain text, at most {DESC_MAX} characters")
     ops = {}
     for path, item in doc.doc["paths"].items():
         for method, op in item.items():
@@ -400,9 +406,7 @@ def mutations(dump):
 
     for route in dump["routes"]:
         fields = dump["routes"][route]["fields"]
-        required = set()
-        if "mcp_tool" in dump["routes"][route]:
-            required = {id(f) for _, f in desc_required(fields, route)}
+        required = {id(f) for _, f in desc_required(fields, route)}
         edits = [(f"{route}: a new field", lambda d, r=route: d["routes"][r]["fields"].append(
             {"name": "zz_new", "type": "bool", "required": False, "nullable": False}))]
         for where, f in walk(fields, []):
