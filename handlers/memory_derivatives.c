@@ -14,11 +14,16 @@ static const char *const derivative_kinds[] = {"index", "summary", "cache", "tra
 
 static const struct field_spec upstream_fields[] = {
 	{.name = "source_id", .type = F_STRING, .required = true, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = h_id_reason},
-	{.name = "revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX},
+	 .check = core_id_valid, .check_reason = h_id_reason,
+	 .desc = "The src_ or drv_ id of a record of your tenant that the content was made from."},
+	{.name = "revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX,
+	 .desc = "The upstream's revision the content was made from, which must be its current "
+		 "one (else stale_revision)."},
 	{.name = NULL},
 };
-static const struct field_spec upstream_item = {.type = F_OBJECT, .sub = upstream_fields};
+static const struct field_spec upstream_item = {
+	.type = F_OBJECT, .sub = upstream_fields,
+	.desc = "One record the content was made from, at the revision that was read."};
 
 enum rg_problem h_derivative_check(const json_t *body, json_t *errors)
 {
@@ -36,12 +41,17 @@ enum rg_problem h_derivative_check(const json_t *body, json_t *errors)
 }
 
 const struct field_spec h_derivative_body[] = {
-	{.name = "kind", .type = F_ENUM, .required = true, .values = derivative_kinds},
+	{.name = "kind", .type = F_ENUM, .required = true, .values = derivative_kinds,
+	 .desc = "How the content was made from its upstreams: an index, summary, cache, "
+		 "transclusion or prompt."},
 	{.name = "derived_from", .type = F_ARRAY, .required = true, .min = 1,
-	 .max = RG_MEM_DERIVED_FROM_MAX, .item = &upstream_item},
-	{.name = "content", .type = F_STRING, .required = true, .min = 1, .max = RG_MEM_CONTENT_MAX},
+	 .max = RG_MEM_DERIVED_FROM_MAX, .item = &upstream_item,
+	 .desc = "The distinct records the content was made from, each eligible now; when any "
+		 "becomes ineligible, so does the derivative."},
+	{.name = "content", .type = F_STRING, .required = true, .min = 1, .max = RG_MEM_CONTENT_MAX,
+	 .desc = "The derived text, kept as sent and searchable like a source's."},
 	{.name = "operation_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = h_id_reason},
+	 .check = core_id_valid, .check_reason = h_id_reason, .desc = h_mem_operation_desc},
 	{.name = NULL},
 };
 

@@ -15,6 +15,8 @@
 extern const char *const h_mem_states[];
 /* The 422 reason for a sha256: reference off its pattern. */
 extern const char h_mem_sha_reason[];
+/* The description of a create's operation_id (sources and derivatives). */
+extern const char h_mem_operation_desc[];
 
 /* A string member of o, borrowed; NULL when absent or not a string. */
 static inline const char *str(const json_t *o, const char *k)

@@ -15,34 +15,57 @@
 const char *const h_source_kinds[] = {"note", "thread_summary", "document", "fact", NULL};
 const char *const h_source_classifications[] = {"active", "cold", NULL};
 
-static const struct field_spec label_value = {.type = F_STRING, .min = 1,
-					      .max = RG_MEM_LABEL_VALUE_MAX};
+static const struct field_spec label_value = {
+	.type = F_STRING, .min = 1, .max = RG_MEM_LABEL_VALUE_MAX,
+	.desc = "The value of the label its key names, matched exactly by the list's "
+		"label=key:value."};
 static const struct field_spec pointer_fields[] = {
 	{.name = "uri", .type = F_STRING, .required = true, .min = 1, .max = RG_MEM_URI_MAX,
-	 .check = core_uri_valid, .check_reason = "must be a URI (scheme:rest)"},
+	 .check = core_uri_valid, .check_reason = "must be a URI (scheme:rest)",
+	 .desc = "Where the bytes live, as a URI; private: only the source's content read "
+		 "returns it."},
 	{.name = "content_hash", .type = F_STRING, .required = true, .min = 1, .max = 71,
-	 .check = core_sha256_ref_valid, .check_reason = h_mem_sha_reason},
+	 .check = core_sha256_ref_valid, .check_reason = h_mem_sha_reason,
+	 .desc = "The SHA-256 of the bytes the uri names, kept as sent: the service never fetches "
+		 "them to check it."},
 	{.name = NULL},
 };
 static const struct field_spec foreign_fields[] = {
 	{.name = "owner", .type = F_STRING, .required = true, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = h_id_reason},
-	{.name = "assent_id", .type = F_STRING, .min = 1, .max = 64},
+	 .check = core_id_valid, .check_reason = h_id_reason,
+	 .desc = "Whose data the source holds: the owner whose assent admits it, part of its "
+		 "source_identity."},
+	{.name = "assent_id", .type = F_STRING, .min = 1, .max = 64,
+	 .desc = "The asn_ id of the owner's live assent to this source_identity; absent, the "
+		 "create is refused with assent_missing."},
 	{.name = NULL},
 };
 
 const struct field_spec h_source_create_body[] = {
-	{.name = "source_kind", .type = F_ENUM, .required = true, .values = h_source_kinds},
+	{.name = "source_kind", .type = F_ENUM, .required = true, .values = h_source_kinds,
+	 .desc = "What the memory is: a note, a thread_summary, a document or a fact."},
 	{.name = "thread_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = h_id_reason},
+	 .check = core_id_valid, .check_reason = h_id_reason,
+	 .desc = "The thread the memory came from, a filter of the source list; retrieval never "
+		 "filters by it."},
 	{.name = "labels", .type = F_MAP, .max = RG_MEM_LABELS_MAX, .check = core_label_key_valid,
-	 .key_pattern = "^[a-z][a-z0-9_.-]{0,63}$", .item = &label_value},
-	{.name = "content", .type = F_STRING, .min = 1, .max = RG_MEM_CONTENT_MAX},
-	{.name = "pointer", .type = F_OBJECT, .sub = pointer_fields},
-	{.name = "classification", .type = F_ENUM, .values = h_source_classifications},
-	{.name = "foreign", .type = F_OBJECT, .sub = foreign_fields},
+	 .key_pattern = "^[a-z][a-z0-9_.-]{0,63}$", .item = &label_value,
+	 .desc = "Private tags to filter the source list by; never searched, and returned only "
+		 "when a list asks for them."},
+	{.name = "content", .type = F_STRING, .min = 1, .max = RG_MEM_CONTENT_MAX,
+	 .desc = "The text to remember, kept as sent and searchable; send either it or pointer, "
+		 "never both."},
+	{.name = "pointer", .type = F_OBJECT, .sub = pointer_fields,
+	 .desc = "Bytes kept elsewhere, instead of content (required for a foreign source); a "
+		 "pointer has no text, so search never matches it."},
+	{.name = "classification", .type = F_ENUM, .values = h_source_classifications,
+	 .desc = "active (the default) makes the source retrievable; cold keeps it stored but "
+		 "never retrieved."},
+	{.name = "foreign", .type = F_OBJECT, .sub = foreign_fields,
+	 .desc = "Marks the source as someone else's data: it must be a pointer and needs its "
+		 "owner's live assent."},
 	{.name = "operation_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = h_id_reason},
+	 .check = core_id_valid, .check_reason = h_id_reason, .desc = h_mem_operation_desc},
 	{.name = NULL},
 };
 
@@ -61,17 +84,27 @@ enum rg_problem h_source_create_check(const json_t *body, json_t *errors)
 	return PROBLEM_NONE;
 }
 
+/* A revisioned source's write: the revision its writer read. */
+#define SOURCE_EXPECTED_REVISION                                                                   \
+	{.name = "expected_revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX, \
+	 .desc = "The source's current revision, from a read of it; any other is refused with "    \
+		 "stale_revision and the current one."}
+
 const struct field_spec h_classification_body[] = {
-	{.name = "expected_revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX},
+	SOURCE_EXPECTED_REVISION,
 	{.name = "classification", .type = F_ENUM, .required = true,
-	 .values = h_source_classifications},
+	 .values = h_source_classifications,
+	 .desc = "cold makes the source and its derivatives ineligible at once; active makes it "
+		 "retrievable again unless something else forbids it."},
 	{.name = NULL},
 };
 
 const struct field_spec h_revoke_body[] = {
-	{.name = "expected_revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX},
+	SOURCE_EXPECTED_REVISION,
 	{.name = "reason_code", .type = F_STRING, .required = true, .min = 1,
-	 .max = RG_MAX_ID_BYTES, .check = core_id_valid, .check_reason = h_id_reason},
+	 .max = RG_MAX_ID_BYTES, .check = core_id_valid, .check_reason = h_id_reason,
+	 .desc = "Why the source is revoked, as a short code such as owner_request, kept in the "
+		 "audit record."},
 	{.name = NULL},
 };
 
