@@ -1,5 +1,5 @@
 // ctest mcp_sdk: an agent's whole memory lifecycle through the official TypeScript SDK client
-// (API.md §13, docs/mcp.md): store with a retry-safe operation_id, summarise, list and read by
+// (docs/mcp.md): store with a retry-safe operation_id, summarise, list and read by
 // id, load into context and read the receipt, see who received it, then "forget X" (revoke)
 // and show it is gone (readback clean, 0 after revocation, nothing retrieved), and turn a
 // thread's memory off and on. Every answer is compared with its /v1 twin where one exists, and

@@ -86,7 +86,8 @@ describe('tool list by scope', () => {
       'receipt_get', 'source_content', 'source_get', 'source_list', 'source_readback']],
     ['memory:admin', ['memory_mode_set', 'source_classify', 'source_revoke']],
     ['preferences:read', ['preference_view']],
-    ['preferences:write,audit:read', ['audit_verify', 'preference_remember', 'preference_retire']],
+    ['preferences:write,audit:read', ['audit_verify', 'disclosures_list', 'preference_remember',
+      'preference_retire']],
     ['events:read', []],
   ]) {
     test(`a ${scopes} token sees ${want.join(', ') || 'no tool'}`, async () => {
