@@ -88,7 +88,7 @@ static json_t *schema_of(const struct field_spec *f)
 		json_t *values = json_array();
 		for (const char *const *e = f->values; e && *e; e++)
 			json_array_append_new(values, json_string(*e));
-		s = json_pack("{s:s, s:o}", "type", "string", "enum", values);
+		s = json_pack("{s:o}", "enum", values); /* the values say the type */
 		break;
 	}
 	case F_TIMESTAMP:
@@ -156,14 +156,13 @@ void mcp_each_path_param(const char *tmpl, void (*fn)(const char *, size_t, void
 static const struct {
 	const char *name, *desc;
 } path_params[] = {
-	{"source_id", "The source's id (src_...); tools that read any record also take a "
-		      "derivative's (drv_...)."},
-	{"thread_id", "The thread's id, as the caller named it."},
-	{"goal_id", "The goal's id, as the caller named it."},
-	{"agent_id", "The agent's id, as the caller named it."},
-	{"key", "The preference's key, as the caller named it."},
+	{"source_id", "The record's id: a source's (src_...) or, where it may be, a derivative's."},
+	{"thread_id", "The thread's id."},
+	{"goal_id", "The goal's id."},
+	{"agent_id", "The agent's id."},
+	{"key", "The preference's key."},
 	{"envelope_id", "The context envelope's id (env_...)."},
-	{"receipt_id", "The load receipt's id (lrc_...), from memory_context."},
+	{"receipt_id", "The load receipt's id (lrc_...)."},
 };
 
 static void add_path_param(const char *name, size_t len, void *arg)

@@ -12,8 +12,8 @@ const char *const h_mem_states[] = {"eligible", "ineligible", NULL};
 const char h_mem_sha_reason[] = "must be sha256: followed by 64 lowercase hex digits";
 
 const char h_mem_operation_desc[] =
-	"Makes the create safe to retry: the same operation_id with the same body returns the "
-	"record first created; a different body is operation_conflict.";
+	"Makes a retry safe: the same id and body return the record "
+	"first created; another body is operation_conflict.";
 
 json_t *h_mem_parsed_or_null(const char *text)
 {

@@ -17,8 +17,8 @@ static const struct field_spec upstream_fields[] = {
 	 .check = core_id_valid, .check_reason = h_id_reason,
 	 .desc = "The src_ or drv_ id of a record of your tenant that the content was made from."},
 	{.name = "revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX,
-	 .desc = "The upstream's revision the content was made from, which must be its current "
-		 "one (else stale_revision)."},
+	 .desc = "The upstream's revision the content was made from: "
+		 "its current one (else stale_revision)."},
 	{.name = NULL},
 };
 static const struct field_spec upstream_item = {
@@ -46,8 +46,8 @@ const struct field_spec h_derivative_body[] = {
 		 "transclusion or prompt."},
 	{.name = "derived_from", .type = F_ARRAY, .required = true, .min = 1,
 	 .max = RG_MEM_DERIVED_FROM_MAX, .item = &upstream_item,
-	 .desc = "The distinct records the content was made from, each eligible now; when any "
-		 "becomes ineligible, so does the derivative."},
+	 .desc = "The distinct eligible records the content was made from; "
+		 "if any becomes ineligible, so does this."},
 	{.name = "content", .type = F_STRING, .required = true, .min = 1, .max = RG_MEM_CONTENT_MAX,
 	 .desc = "The derived text, kept as sent and searchable like a source's."},
 	{.name = "operation_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,

@@ -18,11 +18,11 @@ static const struct field_spec kind_item = {.type = F_ENUM, .values = record_kin
 
 /* One sentence each for a reader (openapi.yaml's property descriptions equal them). */
 #define QUERY_DESC                                                                                 \
-	"Full-text query whose words must all occur (stemmed), refined with \"quoted phrases\", "  \
-	"or and -word; never stored or echoed."
+	"Full-text query: every word must occur (stemmed); "  \
+	"\"phrases\", or and -word refine it; never stored."
 #define THREAD_DESC                                                                                \
-	"The thread that would receive the memory (a disabled thread gets none); it never "        \
-	"filters records by the thread they came from."
+	"The thread receiving the memory (a disabled one gets none); "        \
+	"not a filter on where records came from."
 
 /* What search and explain both take. */
 #define MATCH_FIELDS                                                                               \
@@ -39,8 +39,8 @@ const struct field_spec h_search_body[] = {MATCH_FIELDS, {.name = NULL}};
 const struct field_spec h_explain_body[] = {
 	MATCH_FIELDS,
 	{.name = "as_of", .type = F_TIMESTAMP,
-	 .desc = "A past instant to answer as of: only the records and the state in force then; "
-		 "absent, the answer is for now."},
+	 .desc = "A past instant: answer with the records and state "
+		 "in force then; absent, for now."},
 	{.name = NULL},
 };
 
@@ -52,8 +52,8 @@ const struct field_spec h_context_body[] = {
 	{.name = "max_items", .type = F_INT, .min = 1, .max = RG_MEM_CONTEXT_ITEMS_MAX,
 	 .desc = "How many of the best eligible matches to select, in rank order; 8 when absent."},
 	{.name = "budget_tokens", .type = F_INT, .min = 1, .max = RG_MEM_BUDGET_MAX,
-	 .desc = "Token budget for the delivered items, each costing ceil(bytes / 4), so a "
-		 "selected item that does not fit is suppressed; 4000 when absent."},
+	 .desc = "Token budget for the items, each costing ceil(bytes / 4); an item "
+		 "that does not fit is suppressed; 4000 when absent."},
 	{.name = NULL},
 };
 

@@ -26,18 +26,16 @@ static const struct field_spec pointer_fields[] = {
 		 "returns it."},
 	{.name = "content_hash", .type = F_STRING, .required = true, .min = 1, .max = 71,
 	 .check = core_sha256_ref_valid, .check_reason = h_mem_sha_reason,
-	 .desc = "The SHA-256 of the bytes the uri names, kept as sent: the service never fetches "
-		 "them to check it."},
+	 .desc = "The SHA-256 of the bytes at uri, kept as sent (never fetched to check)."},
 	{.name = NULL},
 };
 static const struct field_spec foreign_fields[] = {
 	{.name = "owner", .type = F_STRING, .required = true, .min = 1, .max = RG_MAX_ID_BYTES,
 	 .check = core_id_valid, .check_reason = h_id_reason,
-	 .desc = "Whose data the source holds: the owner whose assent admits it, part of its "
-		 "source_identity."},
+	 .desc = "Whose data the source holds: the owner whose assent admits it."},
 	{.name = "assent_id", .type = F_STRING, .min = 1, .max = 64,
-	 .desc = "The asn_ id of the owner's live assent to this source_identity; absent, the "
-		 "create is refused with assent_missing."},
+	 .desc = "The asn_ id of the owner's live assent to this "
+		 "source_identity; absent: assent_missing."},
 	{.name = NULL},
 };
 
@@ -46,24 +44,22 @@ const struct field_spec h_source_create_body[] = {
 	 .desc = "What the memory is: a note, a thread_summary, a document or a fact."},
 	{.name = "thread_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
 	 .check = core_id_valid, .check_reason = h_id_reason,
-	 .desc = "The thread the memory came from, a filter of the source list; retrieval never "
-		 "filters by it."},
+	 .desc = "The thread the memory came from (a source list "
+		 "filter; retrieval ignores it)."},
 	{.name = "labels", .type = F_MAP, .max = RG_MEM_LABELS_MAX, .check = core_label_key_valid,
 	 .key_pattern = "^[a-z][a-z0-9_.-]{0,63}$", .item = &label_value,
-	 .desc = "Private tags to filter the source list by; never searched, and returned only "
-		 "when a list asks for them."},
+	 .desc = "Private tags to filter the source list by; never searched."},
 	{.name = "content", .type = F_STRING, .min = 1, .max = RG_MEM_CONTENT_MAX,
-	 .desc = "The text to remember, kept as sent and searchable; send either it or pointer, "
-		 "never both."},
+	 .desc = "The text to remember, kept as sent and searchable; either it or pointer."},
 	{.name = "pointer", .type = F_OBJECT, .sub = pointer_fields,
-	 .desc = "Bytes kept elsewhere, instead of content (required for a foreign source); a "
-		 "pointer has no text, so search never matches it."},
+	 .desc = "Bytes kept elsewhere, instead of content (required for a "
+		 "foreign source); never matched by search."},
 	{.name = "classification", .type = F_ENUM, .values = h_source_classifications,
 	 .desc = "active (the default) makes the source retrievable; cold keeps it stored but "
 		 "never retrieved."},
 	{.name = "foreign", .type = F_OBJECT, .sub = foreign_fields,
-	 .desc = "Marks the source as someone else's data: it must be a pointer and needs its "
-		 "owner's live assent."},
+	 .desc = "Marks someone else's data: it must be a pointer, "
+		 "with its owner's live assent."},
 	{.name = "operation_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
 	 .check = core_id_valid, .check_reason = h_id_reason, .desc = h_mem_operation_desc},
 	{.name = NULL},
@@ -87,15 +83,15 @@ enum rg_problem h_source_create_check(const json_t *body, json_t *errors)
 /* A revisioned source's write: the revision its writer read. */
 #define SOURCE_EXPECTED_REVISION                                                                   \
 	{.name = "expected_revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX, \
-	 .desc = "The source's current revision, from a read of it; any other is refused with "    \
-		 "stale_revision and the current one."}
+	 .desc = "The source's current revision, from a read; any "    \
+		 "other is refused with stale_revision."}
 
 const struct field_spec h_classification_body[] = {
 	SOURCE_EXPECTED_REVISION,
 	{.name = "classification", .type = F_ENUM, .required = true,
 	 .values = h_source_classifications,
-	 .desc = "cold makes the source and its derivatives ineligible at once; active makes it "
-		 "retrievable again unless something else forbids it."},
+	 .desc = "cold holds the source and its derivatives back from "
+		 "retrieval at once; active releases it."},
 	{.name = NULL},
 };
 
@@ -103,8 +99,8 @@ const struct field_spec h_revoke_body[] = {
 	SOURCE_EXPECTED_REVISION,
 	{.name = "reason_code", .type = F_STRING, .required = true, .min = 1,
 	 .max = RG_MAX_ID_BYTES, .check = core_id_valid, .check_reason = h_id_reason,
-	 .desc = "Why the source is revoked, as a short code such as owner_request, kept in the "
-		 "audit record."},
+	 .desc = "Why it is revoked, a short code such as "
+		 "owner_request, kept in the audit record."},
 	{.name = NULL},
 };
 

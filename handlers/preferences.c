@@ -27,17 +27,16 @@
 #define EXPECTED_REVISION_FIELD                                                                    \
 	{.name = "expected_revision", .type = F_INT, .required = true, .nullable = true,           \
 	 .min = 1, .max = INT64_MAX,                                                               \
-	 .desc = "The journal's current revision, from a read of the preferences, or null for a "  \
-		 "journal never written; any other is refused with stale_revision."}
+	 .desc = "The journal's current revision from a read, or null for a "  \
+		 "journal never written; else stale_revision."}
 #define OPERATION_FIELD                                                                            \
 	{.name = "operation_id", .type = F_STRING, .required = true, .min = 1,                     \
 	 .max = RG_PREF_OPERATION_ID_MAX,                                                          \
-	 .desc = "Your id for this operation, unique per journal: the same id with the same "      \
-		 "arguments replays it, with other arguments it is operation_conflict."}
+	 .desc = "Your id for this operation, unique per journal: the same "      \
+		 "arguments replay it, others are operation_conflict."}
 #define EXECUTE_FIELD                                                                              \
 	{.name = "execute", .type = F_BOOL, .required = true,                                      \
-	 .desc = "false previews the result and changes nothing; true commits it (there is no "    \
-		 "default)."}
+	 .desc = "false previews and changes nothing; true commits (no default)."}
 
 const struct field_spec h_pref_remember_body[] = {
 	{.name = "statement", .type = F_STRING, .required = true, .min = 1,
@@ -47,8 +46,7 @@ const struct field_spec h_pref_remember_body[] = {
 	EXPECTED_REVISION_FIELD,
 	OPERATION_FIELD,
 	{.name = "expires_at", .type = F_TIMESTAMP, .nullable = true,
-	 .desc = "When the preference stops applying, a future instant in UTC; absent or null, it "
-		 "never expires."},
+	 .desc = "When the preference stops applying, a future UTC instant; absent, never."},
 	EXECUTE_FIELD,
 	{.name = NULL},
 };

@@ -149,7 +149,7 @@ static void test_schema_of_every_type(void **state)
 		{"r", "{\"type\":\"string\"}"},
 		{"i", "{\"description\":\"An integer.\",\"minimum\":1,\"type\":\"integer\"}"},
 		{"f", "{\"maximum\":120,\"minimum\":1,\"type\":\"number\"}"},
-		{"e", "{\"enum\":[\"red\",\"blue\"],\"type\":\"string\"}"},
+		{"e", "{\"enum\":[\"red\",\"blue\"]}"},
 		{"t", "{\"format\":\"date-time\",\"type\":\"string\"}"},
 		{"o", "{\"additionalProperties\":false,\"properties\":{\"a\":{\"type\":\"boolean\"}},"
 		      "\"required\":[\"a\"],\"type\":\"object\"}"},
