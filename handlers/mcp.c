@@ -55,11 +55,6 @@ int mcp_revision_of(const char *s)
 	return -1;
 }
 
-const char *mcp_revision_name(enum mcp_revision rev)
-{
-	return revisions[rev];
-}
-
 static bool valid_id(const json_t *id)
 {
 	return json_is_string(id) || json_is_integer(id); /* MCP: never null */
@@ -92,13 +87,19 @@ json_t *mcp_rpc_error(const json_t *id, int code, const char *message)
 			 message);
 }
 
+/* new: the version strings of every revision served, newest first. */
+static json_t *served_revisions(void)
+{
+	json_t *versions = json_array();
+	for (size_t i = MCP_REV_COUNT; i-- > 0;)
+		json_array_append_new(versions, json_string(revisions[i]));
+	return versions;
+}
+
 json_t *mcp_unsupported_version(const json_t *id, const char *requested)
 {
 	json_t *e = mcp_rpc_error(id, RPC_UNSUPPORTED_VERSION, "Unsupported protocol version");
-	json_t *supported = json_array();
-	for (size_t i = MCP_REV_COUNT; i-- > 0;) /* newest first */
-		json_array_append_new(supported, json_string(revisions[i]));
-	json_t *data = json_pack("{s:o}", "supported", supported);
+	json_t *data = json_pack("{s:o}", "supported", served_revisions());
 	if (requested)
 		json_object_set_new(data, "requested", json_string(requested));
 	json_object_set_new(json_object_get(e, "error"), "data", data);
@@ -123,12 +124,9 @@ static json_t *capabilities(void)
 
 json_t *mcp_discover_result(void)
 {
-	json_t *versions = json_array();
-	for (size_t i = MCP_REV_COUNT; i-- > 0;)
-		json_array_append_new(versions, json_string(revisions[i]));
-	return json_pack("{s:o, s:o, s:o, s:s}", "supportedVersions", versions, "capabilities",
-			 capabilities(), "serverInfo", mcp_server_info(), "instructions",
-			 instructions);
+	return json_pack("{s:o, s:o, s:o, s:s}", "supportedVersions", served_revisions(),
+			 "capabilities", capabilities(), "serverInfo", mcp_server_info(),
+			 "instructions", instructions);
 }
 
 static bool is_initialize(const json_t *m)

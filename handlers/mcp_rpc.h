@@ -31,8 +31,6 @@ enum mcp_msg_kind { MCP_MSG_INVALID, MCP_MSG_REQUEST, MCP_MSG_NOTIFICATION, MCP_
 enum mcp_msg_kind mcp_classify(const json_t *m);
 /* The revision a version string names, or -1 (s may be NULL). */
 int mcp_revision_of(const char *s);
-/* The revision's version string (static). */
-const char *mcp_revision_name(enum mcp_revision rev);
 
 /* new: {"jsonrpc":"2.0","id":id,"error":{code,message}}; id borrowed (NULL or not a valid
  * id: null). */
