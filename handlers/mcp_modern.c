@@ -132,10 +132,10 @@ static json_t *dispatch(struct h_ctx *ctx, const json_t *id, const char *method,
 	return answer;
 }
 
-/* The checks come in the order the revision's pages give them: a JSON-RPC request, a version
- * claim both in the body and the header that agree, a version served, the rest of the
- * envelope, the standard headers, then the method. Each refusal is the spec's HTTP status and
- * code; errors of the method itself (bad params, an unknown tool) stay in-band (200). */
+/* The first check that fails answers (docs/mcp.md, "Revisions"): a JSON-RPC request, a version
+ * claim in the body and the same in the header, a version served, the rest of the envelope,
+ * the standard headers, then the method. Each refusal is the spec's HTTP status and code;
+ * errors of the method itself (bad params, an unknown tool) stay in-band (200). */
 void mcp_modern_serve(struct h_ctx *ctx, const json_t *msg, const char *version)
 {
 	enum mcp_msg_kind kind = mcp_classify(msg);
