@@ -44,9 +44,14 @@ async function source(content) {
   return r.body;
 }
 
+// A call's answer, or its refusal's problem (as text only, like the legacy era's).
 async function called(client, name, args, isError) {
   const r = await client.callTool({ name, arguments: args });
-  assert.equal(r.isError, isError, `${name}: ${JSON.stringify(r.structuredContent)}`);
+  assert.equal(r.isError, isError, `${name}: ${r.content[0].text}`);
+  if (isError) {
+    assert.equal(r.structuredContent, undefined);
+    return JSON.parse(r.content[0].text);
+  }
   assert.deepEqual(JSON.parse(r.content[0].text), r.structuredContent, 'text is the same JSON');
   return r.structuredContent;
 }
