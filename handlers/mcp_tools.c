@@ -161,8 +161,8 @@ static const struct {
 	{"thread_id", "The thread's id."},
 	{"goal_id", "The goal's id."},
 	{"agent_id", "The agent's id."},
-	{"key", "The preference's key."},
-	{"envelope_id", "The context envelope's id (env_...)."},
+	{"key", "The preference's stable subject (not one message)."},
+	{"envelope_id", "The env_ id recallgate gave the envelope, not its own envelope_id."},
 	{"receipt_id", "The load receipt's id (lrc_...)."},
 };
 
