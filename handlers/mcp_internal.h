@@ -48,6 +48,9 @@ json_t *mcp_tool_describe(const struct mcp_tool *t, enum mcp_revision rev);
 /* Calls fn(name, len, arg) for every {name} of a path template. */
 void mcp_each_path_param(const char *tmpl, void (*fn)(const char *name, size_t len, void *arg),
 			 void *arg);
+/* The one-sentence description of the tools' path parameter of this name (borrowed, static),
+ * or NULL when the table has none. */
+const char *mcp_path_param_desc(const char *name);
 /* new: the JSON Schema of a body described by spec (NULL-name terminated). */
 json_t *mcp_schema_of_fields(const struct field_spec *spec);
 /* new: the CallToolResult of calling t with arguments (borrowed, an object) on behalf of

@@ -15,10 +15,10 @@
 
 #define Q_LIMIT(most, dflt)                                                                    \
 	{.name = "limit", .type = F_INT, .min = 1, .max = (most),                              \
-	 .desc = "How many items one page holds (default " #dflt ")."}
+	 .desc = "Page size (default " #dflt ")."}
 #define Q_AFTER                                                                                \
 	{.name = "after", .type = F_STRING, .min = 1, .max = 64,                               \
-	 .desc = "The next_cursor of the previous page, to read the page after it."}
+	 .desc = "The previous page's next_cursor, to read the next page."}
 #define Q_ID(field, what)                                                                      \
 	{.name = field, .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,                    \
 	 .check = core_id_valid, .check_reason = "must match " RG_ID_PATTERN, .desc = what}
@@ -34,9 +34,9 @@ static const struct field_spec source_list_query[] = {
 	 .desc = "Only sources of this kind."},
 	Q_ID("thread_id", "Only sources stored for this thread."),
 	{.name = "label", .type = F_ARRAY, .max = 32, .item = &label_item,
-	 .desc = "Only sources carrying every one of these labels, each written key:value."},
+	 .desc = "Only sources with all of these labels, each written key:value."},
 	{.name = "order", .type = F_ENUM, .values = h_source_list_orders,
-	 .desc = "newest (the default) lists the latest sources first, oldest the other way."},
+	 .desc = "newest first (the default) or oldest first."},
 	{.name = "include", .type = F_ENUM, .values = h_source_list_includes,
 	 .desc = "labels adds each source's labels to its item."},
 	Q_LIMIT(200, 50),
@@ -53,7 +53,7 @@ static const struct field_spec source_get_query[] = {
 static const struct field_spec disclosures_query[] = {
 	Q_ID("record_id", "Only deliveries of this source or derivative."),
 	Q_ID("thread_id", "Only deliveries to this thread."),
-	Q_ID("token_id", "Only deliveries to the caller holding this token id (tok_...)."),
+	Q_ID("token_id", "Only deliveries to this token (tok_...)."),
 	{.name = "since", .type = F_TIMESTAMP, .desc = "Only deliveries at or after this instant."},
 	{.name = "until", .type = F_TIMESTAMP, .desc = "Only deliveries before this instant."},
 	Q_LIMIT(1000, 100),
@@ -63,9 +63,11 @@ static const struct field_spec disclosures_query[] = {
 
 static const struct field_spec audit_verify_query[] = {
 	{.name = "resource_type", .type = F_STRING, .min = 1, .max = 64,
-	 .desc = "Check only the chain of records of this resource type (source, thread, ...)."},
-	{.name = "resource_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .desc = "Check only the records of this resource id."},
+	 .desc = "Only records of this resource type (source, thread, ...)."},
+	/* up to 256 bytes, as audit.c's resource_id_valid takes: "<goal_id>/<agent_id>" */
+	{.name = "resource_id", .type = F_STRING, .min = 1, .max = 256,
+	 .desc = "Only records of this resource id (src_..., a thread_id, goal_id/agent_id for "
+		 "preferences, ...)."},
 	{.name = "after", .type = F_STRING, .min = 1, .max = 64,
 	 .desc = "The next_cursor of the previous call with the same filters."},
 	{.name = "limit", .type = F_INT, .min = 1, .max = 100000,

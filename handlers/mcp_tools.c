@@ -152,7 +152,8 @@ void mcp_each_path_param(const char *tmpl, void (*fn)(const char *, size_t, void
 	}
 }
 
-/* What each path parameter of a tool's route names. */
+/* What each path parameter of a tool's route names: the parameter's description in
+ * openapi/openapi.yaml too (tests/unit/openapi_drift.py compares them). */
 static const struct {
 	const char *name, *desc;
 } path_params[] = {
@@ -160,10 +161,18 @@ static const struct {
 	{"thread_id", "The thread's id."},
 	{"goal_id", "The goal's id."},
 	{"agent_id", "The agent's id."},
-	{"key", "The preference's key."},
-	{"envelope_id", "The context envelope's id (env_...)."},
+	{"key", "The preference's stable subject (not one message)."},
+	{"envelope_id", "The env_ id recallgate gave the envelope, not its own envelope_id."},
 	{"receipt_id", "The load receipt's id (lrc_...)."},
 };
+
+const char *mcp_path_param_desc(const char *name)
+{
+	for (size_t i = 0; i < sizeof path_params / sizeof path_params[0]; i++)
+		if (strcmp(path_params[i].name, name) == 0)
+			return path_params[i].desc;
+	return NULL;
+}
 
 static void add_path_param(const char *name, size_t len, void *arg)
 {
@@ -171,9 +180,9 @@ static void add_path_param(const char *name, size_t len, void *arg)
 	char key[64];
 	snprintf(key, sizeof key, "%.*s", (int)len, name);
 	json_t *p = json_pack("{s:s, s:s}", "type", "string", "pattern", RG_ID_PATTERN);
-	for (size_t i = 0; i < sizeof path_params / sizeof path_params[0]; i++)
-		if (strcmp(path_params[i].name, key) == 0)
-			json_object_set_new(p, "description", json_string(path_params[i].desc));
+	const char *desc = mcp_path_param_desc(key);
+	if (desc)
+		json_object_set_new(p, "description", json_string(desc));
 	json_object_set_new(json_object_get(schema, "properties"), key, p);
 	json_t *required = json_object_get(schema, "required");
 	if (required == NULL) {

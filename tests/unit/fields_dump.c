@@ -1,9 +1,11 @@
 /* Prints, as one JSON object, the field descriptions (core/fields.h) of every route that takes a
  * body (handlers/routes.c), keyed "METHOD path", with the MCP tool that adapts the route (if
- * one does: handlers/mcp_tools.c), and the values of the rules that accept a closed set.
- * tests/unit/openapi_drift.py compares them with the request schemas of openapi/openapi.yaml.
- * The dump is lossless: every member of a field_spec that validation or a schema reads is
- * printed (its one-sentence `desc` too), so a change to a table is a change here. */
+ * one does: handlers/mcp_tools.c), the values of the rules that accept a closed set, and, per
+ * MCP tool, its route and the arguments that are not body fields: its query parameters (the
+ * tool table's field_spec) and its path parameters with their descriptions.
+ * tests/unit/openapi_drift.py compares them with openapi/openapi.yaml's request schemas and
+ * parameters. The dump is lossless: every member of a field_spec that validation or a schema
+ * reads is printed (its one-sentence `desc` too), so a change to a table is a change here. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +104,36 @@ static const char *tool_of(const struct h_route *r)
 	return NULL;
 }
 
+static void add_path_param(const char *name, size_t len, void *arg)
+{
+	char key[64];
+	snprintf(key, sizeof key, "%.*s", (int)len, name);
+	json_t *p = json_pack("{s:s}", "name", key);
+	const char *desc = mcp_path_param_desc(key);
+	if (desc)
+		json_object_set_new(p, "desc", json_string(desc));
+	json_array_append_new(arg, p);
+}
+
+/* Every MCP tool, keyed by name: its route ("METHOD path"), its query parameters and its path
+ * parameters, each with the description its input schema shows. */
+static json_t *dump_tools(void)
+{
+	json_t *tools = json_object();
+	for (size_t t = 0; t < mcp_tools_count; t++) {
+		const struct mcp_tool *tool = &mcp_tools[t];
+		char route[300];
+		snprintf(route, sizeof route, "%s %s", tool->method, tool->path);
+		json_t *path = json_array();
+		mcp_each_path_param(tool->path, add_path_param, path);
+		json_object_set_new(tools, tool->name,
+				    json_pack("{s:s, s:o, s:o}", "route", route, "query",
+					      tool->query ? dump_fields(tool->query) : json_array(),
+					      "path", path));
+	}
+	return tools;
+}
+
 int main(void)
 {
 	json_t *all = json_object();
@@ -118,7 +150,8 @@ int main(void)
 			json_object_set_new(route, "mcp_tool", json_string(tool));
 		json_object_set_new(all, key, route);
 	}
-	all = json_pack("{s:o, s:o}", "routes", all, "rule_values", rule_values());
+	all = json_pack("{s:o, s:o, s:o}", "routes", all, "tools", dump_tools(), "rule_values",
+			rule_values());
 	int rc = json_dumpf(all, stdout, JSON_INDENT(1) | JSON_SORT_KEYS) == 0 ? 0 : 1;
 	json_decref(all);
 	putchar('\n');

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Fails when openapi/openapi.yaml's request schemas disagree with the field descriptions that
-validate the bodies (core/fields.h, the tables handlers/routes.c names).
+validate the bodies (core/fields.h, the tables handlers/routes.c names), or its parameters with
+the MCP tools' arguments that are not body fields (query and path parameters).
 
 Usage: openapi_drift.py [--self-test] --dump <fields_dump or its JSON output> --openapi <yaml>
 
 fields_dump (tests/unit/fields_dump.c) prints every route's body fields as JSON, with the MCP
-tool that adapts the route (handlers/mcp_tools.c's table), if any. For each
-route, the operation's application/json request schema is resolved ($ref, with sibling
+tool that adapts the route (handlers/mcp_tool_table.c), if any, and every tool's route, query
+parameters (the tool table's field_spec) and path parameters (handlers/mcp_tools.c's
+path_params). For each route, the operation's application/json request schema is resolved ($ref, with sibling
 keywords; oneOf [X, {type: null}] as nullable X) and compared member by member: the set of
 members, which are required, type, nullability, string bounds (minLength; maxLength and
 x-max-bytes, both of which must equal the byte limit), number bounds (minimum, maximum),
@@ -34,10 +36,25 @@ is an object and every map's values; an array's plain items may go without (the 
 says what they are). A desc is one line of plain text (no markdown: a model reads it as it is)
 of at most 160 characters; the bounds are the schema's to state, not the sentence's.
 
+Tool arguments: a tool's sentence for each argument is its operation's parameter's
+`description`, exactly, for its query parameters (the GET tools') and its path parameters
+(every tool with an id in its path); a longer explanation belongs in the operation's
+description, the document's Conventions or the parameter's schema's own description. Every
+argument must have a desc (the same rules as a field's). Each query parameter of a tool is an
+`in: query` parameter of the operation with the same required-ness, and the operation has no
+query parameter the tool lacks. Where both the tool's table and the parameter's schema state a
+rule, it is the same: type, enum values (an enum in the code must be one in the document),
+format (a timestamp is a date-time), pattern ("must match ..."), minimum/maximum,
+minLength/maxLength, minItems/maxItems/uniqueItems. Either may state rules the other does not
+(the handler validates the query string itself, e.g. audit_verify's cursor pattern); this part
+of the comparison is not closed the way a body's is.
+
 --self-test mutates the dump instead (every field's type, required-ness, nullability,
 bounds, enum values, closedness, uniqueness, key pattern, desc changed, desc dropped where one
-is required; a field dropped, one added) and fails unless every mutation is reported: the
-comparison cannot silently pass a kind of drift.
+is required; a field dropped, one added; every tool query parameter's desc changed and
+dropped, required-ness, type, enum values and the bounds its OpenAPI parameter states, one
+dropped, one added; every tool path parameter's desc changed and dropped) and fails unless
+every mutation is reported: the comparison cannot silently pass a kind of drift.
 
 Every OpenAPI operation with an application/json body must have a route with a body, and
 the other way round (POST /mcp excepted: JSON-RPC, validated by handlers/mcp.c).
@@ -314,6 +331,38 @@ class Compare:
         for n in required - set(names):
             self.say(where, f"required {n!r}: not a member the code knows")
 
+    def param(self, where, f, s):
+        """A tool's query parameter f against its OpenAPI parameter's schema s, where both
+        state a rule: type, enum values, format, pattern and bounds. Either may state rules
+        the other does not (the handler validates the query string itself); a code enum must
+        be the document's enum, and a timestamp a date-time."""
+        s = self.doc.resolve(s)
+        kind = f["type"]
+        types = types_of(s) - {"null"}
+        want = {"string": "string", "timestamp": "string", "enum": "string", "int": "integer",
+                "number": "number", "bool": "boolean", "array": "array",
+                "object": "object", "map": "object"}[kind]
+        if types:
+            self.expect(where, "type", sorted(types), [want])
+        if kind == "enum":
+            api = [v for v in (s.get("enum") or []) if v is not None]
+            self.expect(where, "enum", sorted(api), sorted(f["values"]))
+        if kind == "timestamp" or s.get("format") == "date-time":
+            self.expect(where, "format", s.get("format"), "date-time" if kind == "timestamp"
+                        else None)
+        reason = f.get("check_reason") or ""
+        if "pattern" in s and reason.startswith("must match "):
+            self.expect(where, "pattern", s["pattern"], reason[len("must match "):])
+        keys = {"int": ("minimum", "maximum"), "number": ("minimum", "maximum"),
+                "string": ("minLength", "maxLength"), "array": ("minItems", "maxItems")}
+        for key, code in zip(keys.get(kind, ()), (f.get("min"), f.get("max"))):
+            if key in s:
+                if key in ("minLength", "minItems"):
+                    code = code or 0
+                self.expect(where, key, s[key], code)
+        if kind == "array" and "uniqueItems" in s:
+            self.expect(where, "uniqueItems", s["uniqueItems"], f["unique"])
+
     def cross_field_only(self, v, key):
         if key == "dependentRequired":
             return True
@@ -345,6 +394,67 @@ def desc_required(fields, where):
         yield from walk(x, f"{where}.{x['name']}", True)
 
 
+def desc_problem(f):
+    """Why a parameter's desc is not one short line of plain text, or None."""
+    if "desc" not in f:
+        return None
+    if len(f["desc"]) > DESC_MAX or any(c in f["desc"] for c in "`*\n"):
+        return f"desc: one line of plain text, at most {DESC_MAX} characters"
+    return None
+
+
+def operation_params(doc, method, path):
+    """The operation's parameters (path-level ones first, the operation's override them),
+    resolved and keyed (in, name); None when openapi.yaml has no such operation."""
+    item = doc.doc["paths"].get(path)
+    op = item.get(method.lower()) if item else None
+    if not isinstance(op, dict):
+        return None
+    params = {}
+    for p in (item.get("parameters") or []) + (op.get("parameters") or []):
+        p = doc.resolve(p)
+        params[(p.get("in"), p.get("name"))] = p
+    return params
+
+
+def compare_tools(cmp, tools, doc):
+    """Each MCP tool's arguments that are not body fields against its operation's parameters:
+    every query parameter of the tool is one of the operation (in: query) with the same
+    description, the same required-ness and no other rule (Compare.param), and the other way
+    round; every path parameter has a desc, which is the operation's path parameter's
+    description."""
+    for name in sorted(tools):
+        tool = tools[name]
+        method, path = tool["route"].split(" ", 1)
+        where = f"{tool['route']} (MCP tool {name})"
+        params = operation_params(doc, method, path)
+        if params is None:
+            cmp.say(where, "no such operation in openapi.yaml")
+            continue
+        for kind, fields in (("query", tool["query"]), ("path", tool["path"])):
+            for f in fields:
+                at = f"{where} {kind} parameter {f['name']}"
+                if "desc" not in f:
+                    cmp.say(at, f"no desc in the code: a model calling {name} needs one "
+                                "sentence per argument")
+                elif desc_problem(f):
+                    cmp.say(at, desc_problem(f))
+                p = params.get((kind, f["name"]))
+                if p is None:
+                    cmp.say(at, f"an argument of the tool, not an in: {kind} parameter of the "
+                                "operation in openapi.yaml")
+                    continue
+                cmp.expect(at, "description", p.get("description"), f.get("desc"))
+                if kind == "query":
+                    cmp.expect(at, "required", p.get("required", False), f["required"])
+                    cmp.param(at, f, p.get("schema") or {})
+            names = {f["name"] for f in fields}
+            for k, n in sorted(params):
+                if k == kind and n not in names:
+                    cmp.say(f"{where} {kind} parameter {n}", "in openapi.yaml, not an "
+                                                              "argument of the tool")
+
+
 def compare(dump, doc):
     """Every disagreement between the dump of fields_dump and the document, as text lines."""
     cmp = Compare(doc, dump["rule_values"])
@@ -355,8 +465,8 @@ def compare(dump, doc):
         for where, f in desc_required(routes[key]["fields"], key + " body"):
             if "desc" not in f:
                 cmp.say(where, f"no desc in the code: {reader} needs one sentence per field")
-            elif len(f["desc"]) > DESC_MAX or any(c in f["desc"] for c in "`*\n"):
-                cmp.say(where, f"desc: one line of plain text, at most {DESC_MAX} characters")
+            elif desc_problem(f):
+                cmp.say(where, desc_problem(f))
     ops = {}
     for path, item in doc.doc["paths"].items():
         for method, op in item.items():
@@ -375,6 +485,7 @@ def compare(dump, doc):
         body = {"type": "object", "required": True, "nullable": False, "open": False,
                 "fields": routes[key]["fields"]}
         cmp.field(key + " body", body, ops[key])
+    compare_tools(cmp, dump["tools"], doc)
     return cmp.drift
 
 
@@ -456,17 +567,69 @@ def mutations(dump):
             yield what, d
 
 
+def tool_mutations(dump, doc):
+    """(what, mutated dump) for every way a tool's arguments could drift from the document,
+    tool by tool: each query parameter's desc (changed, dropped), required-ness, type, enum
+    values and the bounds its OpenAPI parameter states (a parameter may state fewer than the
+    code: the others cannot be compared), a query parameter dropped and one added; each path
+    parameter's desc (changed, dropped)."""
+    bounds = {"int": ("minimum", "maximum"), "number": ("minimum", "maximum"),
+              "string": ("minLength", "maxLength"), "array": ("minItems", "maxItems")}
+    for name, tool in dump["tools"].items():
+        method, path = tool["route"].split(" ", 1)
+        params = operation_params(doc, method, path) or {}
+        edits = [(f"{name}: a new query parameter", lambda t: t["query"].append(
+            {"name": "zz_new", "type": "bool", "required": False, "nullable": False,
+             "desc": "A new argument."}))]
+        for kind in ("query", "path"):
+            for i, f in enumerate(tool[kind]):
+                what = f"{name} {kind} parameter {f['name']}"
+
+                def edit(fn, kind=kind, i=i):
+                    return lambda t: fn(t[kind][i])
+                if "desc" in f:
+                    edits.append((what + " desc changed", edit(lambda x: x.update(
+                        desc=x["desc"] + " (changed)"))))
+                    edits.append((what + " desc dropped", edit(lambda x: x.pop("desc"))))
+                if kind == "path":
+                    continue
+                schema = doc.resolve(params.get((kind, f["name"]), {}).get("schema") or {})
+                edits.append((what + " dropped", lambda t, i=i: t["query"].pop(i)))
+                edits.append((what + " required", edit(lambda x: x.update(
+                    required=not x["required"]))))
+                edits.append((what + " type", edit(lambda x: x.update(
+                    type="bool" if x["type"] != "bool" else "int"))))
+                if "values" in f:
+                    edits.append((what + " enum value dropped", edit(
+                        lambda x: x["values"].pop())))
+                    edits.append((what + " enum value added", edit(
+                        lambda x: x["values"].append("zz_new"))))
+                for key, member in zip(bounds.get(f["type"], ()), ("min", "max")):
+                    if key in schema:
+                        edits.append((f"{what} {member}", edit(lambda x, m=member: x.update(
+                            {m: (x[m] or 0) + 1}))))
+        for what, fn in edits:
+            d = json.loads(json.dumps(dump))
+            fn(d["tools"][name])
+            yield what, d
+
+
 def self_test(dump, doc):
-    """Every mutation of the field tables must be reported; the unmutated ones must not."""
+    """Every mutation of the field tables and of the tools' parameters must be reported; the
+    unmutated ones must not."""
     if compare(dump, doc):
         print("self-test: the unmutated tables already disagree; run without --self-test")
         return 1
-    missed = [what for what, d in mutations(dump) if not compare(d, doc)]
-    total = sum(1 for _ in mutations(dump))
+
+    def all_mutations():
+        yield from mutations(dump)
+        yield from tool_mutations(dump, doc)
+    missed = [what for what, d in all_mutations() if not compare(d, doc)]
+    total = sum(1 for _ in all_mutations())
     for what in missed:
         print(f"self-test: drift not detected: {what}")
     print(f"openapi_drift self-test: {total - len(missed)} of {total} mutations of the field "
-          "tables detected", file=sys.stderr)
+          "tables and the tools' parameters detected", file=sys.stderr)
     return 1 if missed else 0
 
 
@@ -492,6 +655,7 @@ def main():
     for line in drift:
         print(line)
     print(f"openapi_drift: {len(dump['routes'])} routes with a body, "
+          f"the parameters of {len(dump['tools'])} MCP tools, "
           f"{len(drift)} disagreements", file=sys.stderr)
     return 1 if drift else 0
 
