@@ -64,8 +64,8 @@ static const struct field_spec disclosures_query[] = {
 static const struct field_spec audit_verify_query[] = {
 	{.name = "resource_type", .type = F_STRING, .min = 1, .max = 64,
 	 .desc = "Only records of this resource type (source, thread, ...)."},
-	/* up to 256 bytes, as audit.c's resource_id_valid takes: "<goal_id>/<agent_id>" */
-	{.name = "resource_id", .type = F_STRING, .min = 1, .max = 256,
+	/* up to 257 bytes, as audit.c's resource_id_valid takes: "<goal_id>/<agent_id>" */
+	{.name = "resource_id", .type = F_STRING, .min = 1, .max = 257,
 	 .desc = "Only records of this resource id (src_..., a thread_id, goal_id/agent_id for "
 		 "preferences, ...)."},
 	{.name = "after", .type = F_STRING, .min = 1, .max = 64,
