@@ -1,4 +1,4 @@
-/* The claim checks of a JWT access token (API.md §13, OAuth for remote MCP clients): pure
+/* The claim checks of a JWT access token (docs/mcp.md, "OAuth 2.1"): pure
  * rules over the token's decoded claims, with no I/O and no signature work (the signature is
  * verified before, by server/oauth.c with a JOSE library). */
 #ifndef RG_CORE_JWT_H

@@ -62,7 +62,7 @@ void h_openapi(struct h_ctx *ctx)
 	ctx->raw_static = true;
 }
 
-/* RFC 9728 protected resource metadata (API.md §13): built once by h_oauth_configure, served
+/* RFC 9728 protected resource metadata (docs/mcp.md, "OAuth 2.1"): built once by h_oauth_configure, served
  * as it is. NULL while OAuth is off. */
 static char *resource_metadata;
 static size_t resource_metadata_len;

@@ -33,7 +33,7 @@ struct rg_config {
 	bool trust_proxy;
 	size_t n_origins;
 	char origins[CFG_MAX_ORIGINS][256];
-	/* OAuth resource server (API.md §13): off while oauth_issuer is empty */
+	/* OAuth resource server (docs/mcp.md, "OAuth 2.1"): off while oauth_issuer is empty */
 	char oauth_issuer[CFG_URL_MAX];
 	char oauth_resource[CFG_URL_MAX]; /* the public URL of /mcp; required with the issuer */
 	char oauth_tenant_claim[64];

@@ -85,7 +85,7 @@ enum rg_status oauth_verify(const char *token, bool may_fetch, struct auth_princ
 	const char *alg = hdr ? cjose_header_get(hdr, CJOSE_HDR_ALG, &err) : NULL;
 	const char *kid = hdr ? cjose_header_get(hdr, CJOSE_HDR_KID, &err) : NULL;
 	const char *typ = hdr ? cjose_header_get(hdr, "typ", &err) : NULL;
-	/* The algorithms of API.md §13 that cjose verifies; EdDSA it cannot (docs/mcp.md). */
+	/* The algorithms cjose verifies; EdDSA it cannot (docs/mcp.md, "OAuth 2.1"). */
 	if (alg == NULL || (strcmp(alg, "RS256") != 0 && strcmp(alg, "ES256") != 0)) {
 		why = "algorithm";
 		goto out;

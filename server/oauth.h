@@ -1,4 +1,4 @@
-/* recallgate as an OAuth 2.1 resource server (API.md §13; docs/mcp.md): JWT access tokens
+/* recallgate as an OAuth 2.1 resource server (docs/mcp.md, "OAuth 2.1"): JWT access tokens
  * from RECALLGATE_OAUTH_ISSUER, verified with the issuer's keys (server/oauth_keys.c), their
  * claims checked by core/jwt.c. Off while the issuer is unset. */
 #ifndef RG_SERVER_OAUTH_H

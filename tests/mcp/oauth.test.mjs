@@ -1,4 +1,4 @@
-// ctest mcp_oauth: recallgate as an OAuth 2.1 resource server (API.md §13) against a real
+// ctest mcp_oauth: recallgate as an OAuth 2.1 resource server (docs/mcp.md, "OAuth 2.1") against a real
 // authorization server (oidc-provider on loopback, oauth_server.mjs) issuing JWT access
 // tokens, with the official SDK client's own OAuth flow (client credentials): discovery from
 // the 401's resource_metadata, scopes that shape tools/list and refuse calls, the refusals
