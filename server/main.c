@@ -293,6 +293,8 @@ out:
 	clients_shutdown();
 	ratelimit_shutdown();
 	oauth_shutdown();
+	bool released = h_oauth_configure(NULL, NULL); /* frees the metadata; cannot fail */
+	(void)released;
 	auth_shutdown();
 	metrics_shutdown();
 	free(route_names);

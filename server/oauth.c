@@ -114,7 +114,9 @@ enum rg_status oauth_verify(const char *token, bool may_fetch, struct auth_princ
 	memset(out, 0, sizeof *out);
 	snprintf(out->tenant_id, sizeof out->tenant_id, "%s", who.tenant_id);
 	snprintf(out->token_id, sizeof out->token_id, "%s", who.actor_id);
-	snprintf(out->name, sizeof out->name, "oauth");
+	/* The name is what a token speaks for (an assent's owner): each caller its own, never
+	 * one name shared by every OAuth caller, and never the subject itself. */
+	snprintf(out->name, sizeof out->name, "%s", who.actor_id);
 	out->scopes = who.scopes;
 	st = RG_OK;
 out:

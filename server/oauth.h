@@ -22,7 +22,7 @@ const char *oauth_www_authenticate(void);
 /* true when token (a bearer token's text) has a JWT's shape: three base64url parts. */
 bool oauth_token_is_jwt(const char *token);
 
-/* Verifies a JWT access token. RG_OK fills *out (token_id is the caller's jwt_ actor id);
+/* Verifies a JWT access token. RG_OK fills *out (token_id and name: the jwt_ actor id);
  * RG_NOT_FOUND for any token that is not valid now (→ 401); RG_NEEDS_DATABASE when may_fetch
  * is false and only a fetch of the issuer's keys can say (call again from a lane). Nothing of
  * the token or its subject is logged. */
