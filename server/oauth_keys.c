@@ -55,11 +55,14 @@ void oauth_keys_shutdown(void)
 	pthread_rwlock_unlock(&keys_lock);
 }
 
-/* GET url as JSON (new, or NULL): bounded by OAUTH_FETCH_TIMEOUT_MS and OAUTH_DOC_MAX, no
- * redirects (server/outbound.c). */
-static json_t *fetch_json(const char *url)
+/* GET url as JSON (new, or NULL): by deadline_ms (CLOCK_MONOTONIC), at most OAUTH_DOC_MAX
+ * bytes, no redirects (server/outbound.c). */
+static json_t *fetch_json(const char *url, long long deadline_ms)
 {
-	struct h_call call = {.method = "GET", .url = url, .deadline_ms = OAUTH_FETCH_TIMEOUT_MS};
+	long long left = deadline_ms - mono_ms();
+	if (left < 1)
+		return NULL;
+	struct h_call call = {.method = "GET", .url = url, .deadline_ms = (unsigned)left};
 	struct h_call_result res;
 	outbound_call(&call, NULL, &res);
 	json_t *doc = NULL;
@@ -77,18 +80,18 @@ static json_t *fetch_json(const char *url)
 
 /* The issuer's metadata: OpenID Connect Discovery's location first, then RFC 8414's (the
  * well-known segment before the issuer's path). Its issuer must be ours (RFC 8414 §3.3). */
-static json_t *fetch_metadata(void)
+static json_t *fetch_metadata(long long deadline_ms)
 {
 	char url[1200];
 	snprintf(url, sizeof url, "%s/.well-known/openid-configuration", issuer_url);
-	json_t *meta = fetch_json(url);
+	json_t *meta = fetch_json(url, deadline_ms);
 	if (meta == NULL) {
 		const char *host = strstr(issuer_url, "://") + 3;
 		const char *path = strchr(host, '/');
 		int host_len = path ? (int)(path - issuer_url) : (int)strlen(issuer_url);
 		snprintf(url, sizeof url, "%.*s/.well-known/oauth-authorization-server%s", host_len,
 			 issuer_url, path ? path : "");
-		meta = fetch_json(url);
+		meta = fetch_json(url, deadline_ms);
 	}
 	const json_t *iss = json_object_get(meta, "issuer");
 	if (meta && (!json_is_string(iss) || strcmp(json_string_value(iss), issuer_url) != 0)) {
@@ -133,16 +136,19 @@ static bool key_take(const json_t *jwk, struct key *k)
 	return true;
 }
 
-/* The issuer's current key set (new), or NULL when it cannot be had. */
+/* The issuer's current key set (new), or NULL when it cannot be had. Every request of it
+ * shares one deadline: a hung issuer holds the fetching lane thread (and those waiting for the
+ * same keys) for OAUTH_FETCH_TIMEOUT_MS at most, once per refetch interval. */
 static struct keyset *fetch_keyset(void)
 {
 	struct keyset *ks = NULL;
-	json_t *jwks = NULL, *meta = fetch_metadata();
+	long long deadline = mono_ms() + OAUTH_FETCH_TIMEOUT_MS;
+	json_t *jwks = NULL, *meta = fetch_metadata(deadline);
 	const char *jwks_uri = json_string_value(json_object_get(meta, "jwks_uri"));
 	if (jwks_uri == NULL || (strncmp(jwks_uri, "https://", 8) != 0 &&
 				 strncmp(jwks_uri, "http://", 7) != 0))
 		goto out;
-	jwks = fetch_json(jwks_uri);
+	jwks = fetch_json(jwks_uri, deadline);
 	const json_t *keys = json_object_get(jwks, "keys");
 	if (!json_is_array(keys) || (ks = calloc(1, sizeof *ks)) == NULL)
 		goto out;

@@ -10,7 +10,7 @@
 
 #include "core/status.h"
 
-/* Seconds one fetch of a metadata document or of the key set may take. */
+/* Milliseconds one fetch of the keys may take: the metadata and the key set together. */
 #define OAUTH_FETCH_TIMEOUT_MS 5000
 /* The largest metadata document or key set read (bytes). */
 #define OAUTH_DOC_MAX (256 * 1024)
