@@ -2,8 +2,8 @@
  * it_auth_access — who gets in (openapi/openapi.yaml "Order of checks"; foundation-contract
  * Tokens): 401 without / with a malformed / with an unknown token, 403 without the scope
  * (naming the scope that would do), `admin` implies every scope, and no token secret reaches
- * the server log; with OAuth off a JWT is refused and no OAuth metadata is served. The token API (create, list, delete, audit) is it_auth_tokens'. Helpers:
- * auth_helpers.h.
+ * the server log; with OAuth off a JWT is refused and no OAuth metadata is served. The
+ * token API (create, list, delete, audit) is it_auth_tokens'. Helpers: auth_helpers.h.
  */
 #include <setjmp.h>
 #include <stdarg.h>
