@@ -7,7 +7,7 @@
 // node --test; nothing skips.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, createPublicKey } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 
@@ -174,6 +174,16 @@ describe('refused tokens: 401 with the metadata URL', () => {
     const forged = JSON.parse(Buffer.from(p, 'base64url'));
     forged.scope = 'admin';
     await refused(`${h}.${Buffer.from(JSON.stringify(forged)).toString('base64url')}.${'A'.repeat(342)}`);
+  });
+
+  test('alg none, and HS256 keyed with the issuer public key (algorithm confusion)', async () => {
+    const [h, p] = (await as.token('agent', resource)).split('.');
+    const b64 = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const header = JSON.parse(Buffer.from(h, 'base64url'));
+    await refused(`${b64({ ...header, alg: 'none' })}.${p}.`);
+    const pem = createPublicKey({ key: rsa, format: 'jwk' }).export({ type: 'spki', format: 'pem' });
+    const input = `${b64({ ...header, alg: 'HS256' })}.${p}`;
+    await refused(`${input}.${createHmac('sha256', pem).update(input).digest('base64url')}`);
   });
 
   test('a token that is not a JWT, or none', async () => {
