@@ -38,6 +38,9 @@ struct field_spec {
 	const struct field_spec *item;/* F_ARRAY: one spec for every element (name unused) */
 	bool unique;                 /* F_ARRAY of strings: no repeats */
 	bool open;                   /* F_OBJECT: members not in `sub` are allowed (ignored) */
+	/* One sentence for a reader (a model calling the MCP tool, a client reading
+	 * openapi/openapi.yaml, whose property description must equal it: openapi_drift). */
+	const char *desc;
 };
 
 enum fields_result {

@@ -10,19 +10,21 @@
 struct outcome_row {
 	const char *outcome, *previous;
 	int64_t revision, at_ms, current_revision;
+	const char *replayed_id;
 };
 
 static const struct db_col admit_cols[] = {
 	DB_TEXT(struct outcome_row, outcome),
 	DB_INT(struct outcome_row, at_ms),
+	DB_TEXT(struct outcome_row, replayed_id),
 };
 static const struct db_row_spec admit_row = DB_ROW_SPEC(struct outcome_row, admit_cols);
 
 static const struct db_stmt admit_stmt = {
 	"mem_admit",
-	"SELECT outcome, created_ms AS at_ms FROM memory_admit($1, $2, $3, $4, $5, $6, $7::jsonb,"
-	" $8, $9, $10, $11, $12, $13, $14)",
-	14, false, &admit_row};
+	"SELECT outcome, created_ms AS at_ms, replayed_id FROM memory_admit($1, $2, $3, $4, $5, $6,"
+	" $7::jsonb, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
+	16, false, &admit_row};
 
 static const struct db_col classify_cols[] = {
 	DB_TEXT(struct outcome_row, outcome),     DB_TEXT(struct outcome_row, previous),
@@ -55,14 +57,15 @@ static const struct db_col derive_cols[] = {
 	DB_TEXT(struct outcome_row, outcome),
 	DB_INT(struct outcome_row, at_ms),
 	DB_INT(struct outcome_row, current_revision),
+	DB_TEXT(struct outcome_row, replayed_id),
 };
 static const struct db_row_spec derive_row = DB_ROW_SPEC(struct outcome_row, derive_cols);
 
 static const struct db_stmt derive_stmt = {
 	"mem_derive",
-	"SELECT outcome, created_ms AS at_ms, current_revision"
-	" FROM memory_derive($1, $2, $3, $4, $5, $6::text[], $7::bigint[], $8, $9)",
-	9, false, &derive_row};
+	"SELECT outcome, created_ms AS at_ms, current_revision, replayed_id"
+	" FROM memory_derive($1, $2, $3, $4, $5, $6::text[], $7::bigint[], $8, $9, $10, $11)",
+	11, false, &derive_row};
 
 static const struct db_col grant_cols[] = {
 	DB_INT(struct outcome_row, at_ms),
@@ -325,6 +328,7 @@ static enum rg_status run_outcome(struct db_conn *c, const struct db_stmt *stmt,
 	memset(out, 0, sizeof *out);
 	snprintf(out->outcome, sizeof out->outcome, "%s", r->outcome ? r->outcome : "");
 	snprintf(out->previous, sizeof out->previous, "%s", r->previous ? r->previous : "");
+	snprintf(out->record_id, sizeof out->record_id, "%s", r->replayed_id ? r->replayed_id : "");
 	out->revision = r->revision;
 	out->at_ms = r->at_ms;
 	out->current_revision = r->current_revision;
@@ -339,7 +343,8 @@ enum rg_status db_mem_admit(struct db_conn *c, const struct db_actor *a,
 	const char *params[] = {a->tenant_id, a->token_id, a->request_id, s->record_id,
 				s->source_kind, s->thread_id, s->labels_json, s->content,
 				s->pointer_uri, s->content_hash, s->source_identity,
-				s->classification, s->foreign_owner, s->assent_id};
+				s->classification, s->foreign_owner, s->assent_id,
+				s->operation_id, s->operation_hash};
 	enum rg_status st = run_outcome(c, &admit_stmt, params, out, err);
 	if (st == RG_OK)
 		out->revision = 1;
@@ -379,7 +384,8 @@ enum rg_status db_assent_revoke(struct db_conn *c, const struct db_actor *a, con
 enum rg_status db_mem_derive(struct db_conn *c, const struct db_actor *a, const char *id,
 			     const char *kind, const char *const *upstreams,
 			     const int64_t *revisions, size_t n, const char *content,
-			     const char *content_hash, struct db_mem_outcome *out,
+			     const char *content_hash, const char *operation_id,
+			     const char *operation_hash, struct db_mem_outcome *out,
 			     struct db_error *err)
 {
 	char revs[64][DB_INT_SIZE];
@@ -392,7 +398,7 @@ enum rg_status db_mem_derive(struct db_conn *c, const struct db_actor *a, const 
 	enum rg_status st = RG_NOMEM;
 	if (ups && rv) {
 		const char *params[] = {a->tenant_id, a->token_id, a->request_id, id, kind, ups, rv,
-					content, content_hash};
+					content, content_hash, operation_id, operation_hash};
 		st = run_outcome(c, &derive_stmt, params, out, err);
 		if (st == RG_OK)
 			out->revision = 1;

@@ -14,6 +14,7 @@ struct db_mem_source {
 	const char *pointer_uri;
 	const char *content_hash, *source_identity, *classification;
 	const char *foreign_owner, *assent_id; /* NULL unless foreign */
+	const char *operation_id, *operation_hash; /* NULL for a create that is not retryable */
 };
 
 /* What a mutation function answered. */
@@ -23,6 +24,8 @@ struct db_mem_outcome {
 	int64_t at_ms;      /* created / effective / revoked time */
 	int64_t current_revision;
 	char previous[16];  /* classification before */
+	/* "replayed" / "operation_conflict": the record the create's operation_id made */
+	char record_id[64];
 };
 
 enum rg_status db_mem_admit(struct db_conn *c, const struct db_actor *a,
@@ -38,7 +41,8 @@ enum rg_status db_mem_revoke(struct db_conn *c, const struct db_actor *a, const 
 enum rg_status db_mem_derive(struct db_conn *c, const struct db_actor *a, const char *id,
 			     const char *kind, const char *const *upstreams,
 			     const int64_t *revisions, size_t n, const char *content,
-			     const char *content_hash, struct db_mem_outcome *out,
+			     const char *content_hash, const char *operation_id,
+			     const char *operation_hash, struct db_mem_outcome *out,
 			     struct db_error *err) RG_MUSTCHECK;
 
 enum rg_status db_assent_grant(struct db_conn *c, const struct db_actor *a, const char *id,

@@ -137,6 +137,7 @@ struct h_disclosure {
 	char record_kind[16];
 	int64_t revision;
 	char delivered_hash[RG_SHA256_TAGGED_SIZE];
+	const char *via; /* the context's via where the content was read ("rest"/"mcp") */
 };
 
 struct h_ctx {

@@ -15,18 +15,34 @@
 static const char *const deliveries[] = {"receipt_only", "local_private_transient", NULL};
 
 const struct field_spec h_dc_retrieve_body[] = {
-	{.name = "namespace", .type = F_STRING, .required = true, .min = 1, .max = 120},
-	{.name = "scope_ref", .type = F_STRING, .required = true, .min = 1, .max = 2048},
-	{.name = "query", .type = F_STRING, .required = true, .min = 1, .max = 1000},
+	{.name = "namespace", .type = F_STRING, .required = true, .min = 1, .max = 120,
+	 .desc = "Your namespace for this retrieval, passed to the "
+		 "provider and part of each provider_ref."},
+	{.name = "scope_ref", .type = F_STRING, .required = true, .min = 1, .max = 2048,
+	 .desc = "The provider-neutral scope of the call, such as "
+		 "codex://threads/<id>; private, never a grant."},
+	{.name = "query", .type = F_STRING, .required = true, .min = 1, .max = 1000,
+	 .desc = "What to retrieve, sent to the provider only; never stored, logged or audited."},
 	{.name = "query_summary", .type = F_STRING, .required = true, .min = 1, .max = 220,
 	 .check = core_dc_summary_public_safe,
-	 .check_reason = "must be public-safe: no file paths, URLs or e-mail addresses"},
-	{.name = "max_results", .type = F_INT, .required = true, .min = 1, .max = RG_DC_MAX_RESULTS},
-	{.name = "timeout_seconds", .type = F_NUMBER, .required = true, .min = 1, .max = 120},
-	{.name = "observed_at", .type = F_TIMESTAMP, .required = true},
+	 .check_reason = "must be public-safe: no file paths, URLs or e-mail addresses",
+	 .desc = "A public-safe summary of the query for the receipt: no "
+		 "file paths, URLs or e-mail addresses."},
+	{.name = "max_results", .type = F_INT, .required = true, .min = 1, .max = RG_DC_MAX_RESULTS,
+	 .desc = "At most this many items, the receipt's requested_limit."},
+	{.name = "timeout_seconds", .type = F_NUMBER, .required = true, .min = 1, .max = 120,
+	 .desc = "Seconds to wait for the provider (fractions "
+		 "allowed), capped by its own timeout."},
+	{.name = "observed_at", .type = F_TIMESTAMP, .required = true,
+	 .desc = "When you observed the situation the query is about, copied to the receipt as "
+		 "sent."},
 	{.name = "extension_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = h_id_reason},
-	{.name = "delivery", .type = F_ENUM, .values = deliveries},
+	 .check = core_id_valid, .check_reason = h_id_reason,
+	 .desc = "The provider to ask; absent, the one enabled, doctor-ready decision-context "
+		 "provider."},
+	{.name = "delivery", .type = F_ENUM, .values = deliveries,
+	 .desc = "receipt_only (the default) answers the receipt alone; "
+		 "local_private_transient adds the content, never stored."},
 	{.name = NULL},
 };
 

@@ -20,21 +20,35 @@ static const char sha_reason[] = "must be sha256: followed by 64 lowercase hex d
 /* ---- bodies ---------------------------------------------------------------------- */
 
 static const struct field_spec snapshot_file_fields[] = {
-	{.name = "path", .type = F_STRING, .required = true, .min = 1, .max = 1024},
+	{.name = "path", .type = F_STRING, .required = true, .min = 1, .max = 1024,
+	 .desc = "The file's path in the workspace, matched byte for byte against a source ref's "
+		 "path."},
 	{.name = "content_hash", .type = F_STRING, .required = true, .min = 1, .max = 71,
-	 .check = core_sha256_ref_valid, .check_reason = sha_reason},
+	 .check = core_sha256_ref_valid, .check_reason = sha_reason,
+	 .desc = "The hash of the file's current content, which a source ref with this path must "
+		 "carry."},
 	{.name = NULL},
 };
-static const struct field_spec snapshot_file = {.type = F_OBJECT, .sub = snapshot_file_fields};
+static const struct field_spec snapshot_file = {
+	.type = F_OBJECT, .sub = snapshot_file_fields,
+	.desc = "One file of the workspace and its current content hash."};
 
 const struct field_spec h_snapshot_body[] = {
 	{.name = "expected_revision", .type = F_INT, .required = true, .nullable = true, .min = 1,
-	 .max = INT64_MAX},
+	 .max = INT64_MAX,
+	 .desc = "The workspace's current revision, from its last snapshot, or null for a "
+		 "workspace never written; any other is stale_revision."},
 	{.name = "root_hash", .type = F_STRING, .required = true, .min = 1, .max = 71,
-	 .check = core_sha256_ref_valid, .check_reason = sha_reason},
-	{.name = "git_head", .type = F_STRING, .required = true, .min = 1, .max = 256},
+	 .check = core_sha256_ref_valid, .check_reason = sha_reason,
+	 .desc = "The workspace's root hash, which an envelope must carry for a source ref whose "
+		 "path files does not list."},
+	{.name = "git_head", .type = F_STRING, .required = true, .min = 1, .max = 256,
+	 .desc = "The workspace's git head: a commit id, a branch or any label; recorded, not "
+		 "compared."},
 	{.name = "files", .type = F_ARRAY, .required = true, .min = 0,
-	 .max = RG_ENV_SNAPSHOT_FILES_MAX, .item = &snapshot_file},
+	 .max = RG_ENV_SNAPSHOT_FILES_MAX, .item = &snapshot_file,
+	 .desc = "Every file an envelope's source refs may be checked against, each path once, "
+		 "with its current hash."},
 	{.name = NULL},
 };
 
@@ -67,115 +81,194 @@ enum rg_problem h_snapshot_check(const json_t *body, json_t *errors)
 
 static const struct field_spec any_string = {.type = F_STRING, .max = RG_MAX_ID_BYTES};
 static const struct field_spec workspace_fields[] = {
-	{.name = "root_hash", .type = F_STRING, .max = 80},
-	{.name = "git_head", .type = F_STRING, .max = 256},
-	{.name = "dirty", .type = F_BOOL},
+	{.name = "root_hash", .type = F_STRING, .max = 80,
+	 .desc = "The workspace's root hash when the envelope was made; the freshness check "
+		 "needs it."},
+	{.name = "git_head", .type = F_STRING, .max = 256,
+	 .desc = "The workspace's git head when the envelope was made; the freshness check needs "
+		 "it."},
+	{.name = "dirty", .type = F_BOOL,
+	 .desc = "Whether the workspace had uncommitted changes when the envelope was made."},
 	{.name = NULL},
 };
 static const struct field_spec budget_fields[] = {
-	{.name = "max_input_tokens", .type = F_INT, .min = 0},
-	{.name = "target_packet_tokens", .type = F_INT, .min = 0},
-	{.name = "reserved_response_tokens", .type = F_INT, .min = 0},
+	{.name = "max_input_tokens", .type = F_INT, .min = 0,
+	 .desc = "The most tokens the model may be given in all; the budget check needs it."},
+	{.name = "target_packet_tokens", .type = F_INT, .min = 0,
+	 .desc = "The packet's token target: within max_input_tokens less "
+		 "reserved_response_tokens, and at least what the claims need."},
+	{.name = "reserved_response_tokens", .type = F_INT, .min = 0,
+	 .desc = "Tokens kept back for the model's answer; 0 when absent."},
 	{.name = NULL},
 };
 static const struct field_spec compression_fields[] = {
-	{.name = "strategy", .type = F_STRING, .max = 128},
-	{.name = "ratio_target", .type = F_NUMBER, .min = 0},
-	{.name = "lossless_by_ref", .type = F_BOOL},
-	{.name = "hidden_payloads_used", .type = F_BOOL},
+	{.name = "strategy", .type = F_STRING, .max = 128,
+	 .desc = "The name of the compression strategy used; the claims check needs it."},
+	{.name = "ratio_target", .type = F_NUMBER, .min = 0,
+	 .desc = "The compression ratio aimed for; the claims check needs it."},
+	{.name = "lossless_by_ref", .type = F_BOOL,
+	 .desc = "Must be true: every claim can be expanded back to its sources through its refs."},
+	{.name = "hidden_payloads_used", .type = F_BOOL,
+	 .desc = "Whether the packet relies on payloads the model cannot see."},
 	{.name = NULL},
 };
 static const struct field_spec ref_fields[] = {
-	{.name = "id", .type = F_STRING, .max = 128},
-	{.name = "path", .type = F_STRING, .max = 1024},
-	{.name = "range", .type = F_STRING, .max = 64},
-	{.name = "content_hash", .type = F_STRING, .max = 80},
-	{.name = "expansion_command", .type = F_STRING, .max = 1024},
+	{.name = "id", .type = F_STRING, .max = 128,
+	 .desc = "The ref's id, which claims cite in source_ref_ids."},
+	{.name = "path", .type = F_STRING, .max = 1024,
+	 .desc = "The source's path in the workspace, compared with the snapshot's files."},
+	{.name = "range", .type = F_STRING, .max = 64,
+	 .desc = "The part of the source the ref covers, such as a line range."},
+	{.name = "content_hash", .type = F_STRING, .max = 80,
+	 .desc = "The source's content hash (sha256: and 64 lowercase hex digits), compared with "
+		 "the workspace snapshot's."},
+	{.name = "expansion_command", .type = F_STRING, .max = 1024,
+	 .desc = "How to expand the ref back to its source; every cited ref needs one."},
 	{.name = NULL},
 };
-static const struct field_spec ref_item = {.type = F_OBJECT, .open = true, .sub = ref_fields};
+static const struct field_spec ref_item = {
+	.type = F_OBJECT, .open = true, .sub = ref_fields,
+	.desc = "One source: where it is, its hash, and how to expand it."};
 static const struct field_spec claim_fields[] = {
-	{.name = "text", .type = F_STRING, .max = RG_ENV_CLAIM_TEXT_MAX},
-	{.name = "source_ref_ids", .type = F_ARRAY, .max = RG_ENV_CLAIM_REFS_MAX, .item = &any_string},
+	{.name = "text", .type = F_STRING, .max = RG_ENV_CLAIM_TEXT_MAX,
+	 .desc = "The claim's text; never echoed in a verdict, an error or an audit record."},
+	{.name = "source_ref_ids", .type = F_ARRAY, .max = RG_ENV_CLAIM_REFS_MAX, .item = &any_string,
+	 .desc = "The ids of the source refs the claim rests on, at least one."},
 	{.name = NULL},
 };
-static const struct field_spec claim_item = {.type = F_OBJECT, .open = true, .sub = claim_fields};
+static const struct field_spec claim_item = {
+	.type = F_OBJECT, .open = true, .sub = claim_fields,
+	.desc = "One claim of the summary and the refs it rests on."};
 static const struct field_spec summary_fields[] = {
-	{.name = "claims", .type = F_ARRAY, .max = RG_ENV_CLAIMS_MAX, .item = &claim_item},
+	{.name = "claims", .type = F_ARRAY, .max = RG_ENV_CLAIMS_MAX, .item = &claim_item,
+	 .desc = "The summary's claims, each resting on source refs."},
 	{.name = NULL},
 };
 static const struct field_spec receipt_fields[] = {
-	{.name = "tool", .type = F_STRING, .max = 128},
-	{.name = "action", .type = F_STRING, .max = 128},
-	{.name = "receipt_hash", .type = F_STRING, .max = 80},
+	{.name = "tool", .type = F_STRING, .max = 128,
+	 .desc = "The tool that acted."},
+	{.name = "action", .type = F_STRING, .max = 128,
+	 .desc = "What the tool did."},
+	{.name = "receipt_hash", .type = F_STRING, .max = 80,
+	 .desc = "The receipt's hash (sha256: and 64 lowercase hex digits), unique in the chain."},
 	{.name = NULL},
 };
-static const struct field_spec receipt_item = {.type = F_OBJECT, .open = true,
-					       .sub = receipt_fields};
-static const struct field_spec gate_value = {.type = F_STRING, .max = 32};
+static const struct field_spec receipt_item = {
+	.type = F_OBJECT, .open = true, .sub = receipt_fields,
+	.desc = "One tool action's receipt."};
+static const struct field_spec gate_value = {
+	.type = F_STRING, .max = 32,
+	.desc = "A gate's result: MATCH, DRIFT or UNVERIFIABLE."};
 static const struct field_spec envelope_fields[] = {
-	{.name = "envelope_id", .type = F_STRING, .required = true, .min = 1, .max = 128},
-	{.name = "workspace", .type = F_OBJECT, .open = true, .sub = workspace_fields},
-	{.name = "context_budget", .type = F_OBJECT, .open = true, .sub = budget_fields},
-	{.name = "compression", .type = F_OBJECT, .open = true, .sub = compression_fields},
-	{.name = "source_refs", .type = F_ARRAY, .max = RG_ENV_REFS_MAX, .item = &ref_item},
-	{.name = "summary", .type = F_OBJECT, .open = true, .sub = summary_fields},
-	{.name = "receipt_chain", .type = F_ARRAY, .max = RG_ENV_RECEIPTS_MAX, .item = &receipt_item},
-	{.name = "quality_gates", .type = F_MAP, .max = 32, .item = &gate_value},
-	{.name = "failure_code", .type = F_STRING, .nullable = true, .max = 64},
+	{.name = "envelope_id", .type = F_STRING, .required = true, .min = 1, .max = 128,
+	 .desc = "The producer's id for the envelope, not unique and not the env_ resource id."},
+	{.name = "workspace", .type = F_OBJECT, .open = true, .sub = workspace_fields,
+	 .desc = "The workspace the envelope was made from."},
+	{.name = "context_budget", .type = F_OBJECT, .open = true, .sub = budget_fields,
+	 .desc = "The token budget the packet was made for."},
+	{.name = "compression", .type = F_OBJECT, .open = true, .sub = compression_fields,
+	 .desc = "How the summary was compressed from its sources."},
+	{.name = "source_refs", .type = F_ARRAY, .max = RG_ENV_REFS_MAX, .item = &ref_item,
+	 .desc = "The hash-addressed sources that the summary's claims cite."},
+	{.name = "summary", .type = F_OBJECT, .open = true, .sub = summary_fields,
+	 .desc = "The compressed summary the model sees."},
+	{.name = "receipt_chain", .type = F_ARRAY, .max = RG_ENV_RECEIPTS_MAX, .item = &receipt_item,
+	 .desc = "The receipts of the tool actions that made the packet."},
+	{.name = "quality_gates", .type = F_MAP, .max = 32, .item = &gate_value,
+	 .desc = "Gate results by gate name; the checks read readability and test_evidence."},
+	{.name = "failure_code", .type = F_STRING, .nullable = true, .max = 64,
+	 .desc = "A failure the producer declares itself: a known code is listed in the verdict, "
+		 "null or another string is ignored."},
 	{.name = NULL},
 };
 
 const struct field_spec h_envelope_body[] = {
 	{.name = "workspace_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = h_id_reason},
-	{.name = "envelope", .type = F_OBJECT, .required = true, .open = true, .sub = envelope_fields},
+	 .check = core_id_valid, .check_reason = h_id_reason,
+	 .desc = "The workspace whose snapshot the freshness check compares with; absent, "
+		 "freshness is skipped."},
+	{.name = "envelope", .type = F_OBJECT, .required = true, .open = true, .sub = envelope_fields,
+	 .desc = "A project-telos.context-envelope/v1 document, open to other members, stored as "
+		 "sent and never returned."},
 	{.name = NULL},
 };
 
 static const struct field_spec input_fields[] = {
-	{.name = "input_id", .type = F_STRING, .max = 128},
-	{.name = "delivered_hash", .type = F_STRING, .max = 80},
-	{.name = "source_hash", .type = F_STRING, .max = 80},
-	{.name = "relevance", .type = F_STRING, .max = 32},
-	{.name = "rank", .type = F_INT, .min = 0},
+	{.name = "input_id", .type = F_STRING, .max = 128,
+	 .desc = "The input's id, half of the key that joins a relevance label to a loaded input."},
+	{.name = "delivered_hash", .type = F_STRING, .max = 80,
+	 .desc = "The hash of the delivered bytes, the other half of the join key."},
+	{.name = "source_hash", .type = F_STRING, .max = 80,
+	 .desc = "The content hash of the record the input came from."},
+	{.name = "relevance", .type = F_STRING, .max = 32,
+	 .desc = "A relevance label's verdict on the input: decisive, supporting, unused or "
+		 "unknown."},
+	{.name = "rank", .type = F_INT, .min = 0,
+	 .desc = "The input's rank among the candidates, 1-based."},
 	{.name = NULL},
 };
-static const struct field_spec input_item = {.type = F_OBJECT, .open = true, .sub = input_fields};
+static const struct field_spec input_item = {
+	.type = F_OBJECT, .open = true, .sub = input_fields,
+	.desc = "A loaded input or a relevance label; raw content in it is a raw_context_leak "
+		"finding."};
 static const struct field_spec relevance_fields[] = {
-	{.name = "decisive_count", .type = F_INT, .min = 0},
-	{.name = "supporting_count", .type = F_INT, .min = 0},
-	{.name = "unused_count", .type = F_INT, .min = 0},
-	{.name = "unknown_count", .type = F_INT, .min = 0},
-	{.name = "input_refs", .type = F_ARRAY, .max = RG_REL_INPUTS_MAX, .item = &input_item},
+	{.name = "decisive_count", .type = F_INT, .min = 0,
+	 .desc = "How many inputs the event labels decisive."},
+	{.name = "supporting_count", .type = F_INT, .min = 0,
+	 .desc = "How many inputs the event labels supporting."},
+	{.name = "unused_count", .type = F_INT, .min = 0,
+	 .desc = "How many inputs the event labels unused."},
+	{.name = "unknown_count", .type = F_INT, .min = 0,
+	 .desc = "How many inputs the event labels unknown."},
+	{.name = "input_refs", .type = F_ARRAY, .max = RG_REL_INPUTS_MAX, .item = &input_item,
+	 .desc = "The event's labels, one per loaded input it judges."},
 	{.name = NULL},
 };
 static const struct field_spec selection_fields[] = {
-	{.name = "candidate_count", .type = F_INT, .min = 0},
-	{.name = "selected_count", .type = F_INT, .min = 0},
-	{.name = "delivered_count", .type = F_INT, .min = 0},
-	{.name = "suppressed_count", .type = F_INT, .min = 0},
+	{.name = "candidate_count", .type = F_INT, .min = 0,
+	 .desc = "How many candidates the load considered."},
+	{.name = "selected_count", .type = F_INT, .min = 0,
+	 .desc = "How many candidates the load selected."},
+	{.name = "delivered_count", .type = F_INT, .min = 0,
+	 .desc = "How many selected inputs the load delivered."},
+	{.name = "suppressed_count", .type = F_INT, .min = 0,
+	 .desc = "How many selected inputs the load suppressed."},
 	{.name = NULL},
 };
 static const struct field_spec context_relevance_fields[] = {
-	{.name = "selection", .type = F_OBJECT, .open = true, .sub = selection_fields},
-	{.name = "selected_count", .type = F_INT, .min = 0},
-	{.name = "delivered_count", .type = F_INT, .min = 0},
-	{.name = "claims_usefulness", .type = F_BOOL},
-	{.name = "loaded_inputs", .type = F_ARRAY, .max = RG_REL_INPUTS_MAX, .item = &input_item},
-	{.name = "loaded_input_ids", .type = F_ARRAY, .max = RG_REL_INPUTS_MAX, .item = &any_string},
-	{.name = "relevance", .type = F_OBJECT, .open = true, .nullable = true, .sub = relevance_fields},
+	{.name = "selection", .type = F_OBJECT, .open = true, .sub = selection_fields,
+	 .desc = "The load's counts, read before the same counts at the top level."},
+	{.name = "selected_count", .type = F_INT, .min = 0,
+	 .desc = "How many candidates the load selected, read when selection is absent."},
+	{.name = "delivered_count", .type = F_INT, .min = 0,
+	 .desc = "How many selected inputs the load delivered, read when selection is absent."},
+	{.name = "claims_usefulness", .type = F_BOOL,
+	 .desc = "Whether the load claims its inputs were useful, which needs a relevance event."},
+	{.name = "loaded_inputs", .type = F_ARRAY, .max = RG_REL_INPUTS_MAX, .item = &input_item,
+	 .desc = "The inputs the load delivered, which the relevance labels join to."},
+	{.name = "loaded_input_ids", .type = F_ARRAY, .max = RG_REL_INPUTS_MAX, .item = &any_string,
+	 .desc = "The loaded inputs' ids, read when loaded_inputs is absent."},
+	{.name = "relevance", .type = F_OBJECT, .open = true, .nullable = true, .sub = relevance_fields,
+	 .desc = "The relevance event that labels the loaded inputs; null or absent, there is "
+		 "none."},
 	{.name = "relevance_event", .type = F_OBJECT, .open = true, .nullable = true,
-	 .sub = relevance_fields},
+	 .sub = relevance_fields,
+	 .desc = "The relevance event, read when relevance is absent; null, there is none."},
 	{.name = NULL},
 };
 
 const struct field_spec h_relevance_body[] = {
 	{.name = "context_relevance", .type = F_OBJECT, .open = true,
-	 .sub = context_relevance_fields},
+	 .sub = context_relevance_fields,
+	 .desc = "The seed's context_relevance object, open to other members; send it alone, or "
+		 "instead load_receipt_id with relevance."},
 	{.name = "load_receipt_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = h_id_reason},
-	{.name = "relevance", .type = F_OBJECT, .open = true, .nullable = true, .sub = relevance_fields},
+	 .check = core_id_valid, .check_reason = h_id_reason,
+	 .desc = "The lrc_ id of a load receipt of memory context, whose delivered inputs the "
+		 "relevance event labels."},
+	{.name = "relevance", .type = F_OBJECT, .open = true, .nullable = true, .sub = relevance_fields,
+	 .desc = "The relevance event for that load receipt; null, there is none and the checks "
+		 "that need one are skipped."},
 	{.name = NULL},
 };
 

@@ -36,6 +36,12 @@ void h_pref_retire(struct h_ctx *ctx);
 void h_pref_history(struct h_ctx *ctx);
 
 extern const struct field_spec h_source_create_body[];
+/* The values of the sources list's query (NULL-terminated), and of ?state= on the lists. */
+extern const char *const h_source_kinds[];
+extern const char *const h_source_classifications[];
+extern const char *const h_source_list_orders[];
+extern const char *const h_source_list_includes[];
+extern const char *const h_mem_states[];
 extern const struct field_spec h_classification_body[];
 extern const struct field_spec h_revoke_body[];
 extern const struct field_spec h_derivative_body[];

@@ -40,12 +40,13 @@ static size_t args_query_all(const struct h_ctx *ctx, const char *name, const ch
 	return n;
 }
 
-static bool is_query(const struct mcp_tool *t, const char *name)
+/* The query parameter of t named name, or NULL. */
+static const struct field_spec *query_param(const struct mcp_tool *t, const char *name)
 {
 	for (const struct field_spec *q = t->query; q && q->name; q++)
 		if (strcmp(q->name, name) == 0)
-			return true;
-	return false;
+			return q;
+	return NULL;
 }
 
 struct path_walk {
@@ -95,15 +96,20 @@ static void split_arguments(const struct mcp_tool *t, const struct h_route *rout
 	json_object_foreach((json_t *)args, key, v) {
 		if (is_path_param(route->path, key))
 			continue;
-		if (is_query(t, key)) {
+		const struct field_spec *q = query_param(t, key);
+		if (q) { /* the handler checks the values, as it checks a query string's */
 			char num[24];
 			if (json_is_integer(v)) {
 				snprintf(num, sizeof num, "%lld", (long long)json_integer_value(v));
 				json_object_set_new(in->query, key, json_string(num));
 			} else if (json_is_string(v)) {
 				json_object_set(in->query, key, v);
+			} else if (q->type == F_ARRAY && json_is_array(v)) {
+				json_object_set(in->query, key, v); /* a repeated parameter */
 			} else {
-				core_fields_error(in->errors, key, "must be a string or an integer");
+				core_fields_error(in->errors, key,
+						  q->type == F_ARRAY ? "must be an array of strings"
+								     : "must be a string or an integer");
 			}
 		} else if (in->body) {
 			json_object_set(in->body, key, v); /* validated with the body */
@@ -112,6 +118,10 @@ static void split_arguments(const struct mcp_tool *t, const struct h_route *rout
 			in->unknown = true;
 		}
 	}
+	/* A required field that may be null is optional in the tool's schema: absent is null. */
+	for (const struct field_spec *f = route->body; in->body && f && f->name; f++)
+		if (f->required && f->nullable && json_object_get(in->body, f->name) == NULL)
+			json_object_set_new(in->body, f->name, json_null());
 }
 
 /* The problem a handler (or the gate) answered, as /v1 renders it (server/reply.c). */
@@ -139,13 +149,16 @@ static json_t *answer_of(struct h_ctx *sub, bool *is_error)
 	return reply;
 }
 
+/* The CallToolResult: the answer as text, and as structuredContent from 2025-06-18 on; a
+ * refusal's problem as text only, so it is sent once and no larger than /v1's (a model reads
+ * the text; the output schema describes answers alone). Steals payload. */
 static json_t *result_of(json_t *payload, bool is_error, enum mcp_revision rev)
 {
 	char *text = json_dumps(payload, JSON_COMPACT);
 	json_t *result = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text",
 				   text ? text : "{}", "isError", is_error);
 	free(text);
-	if (rev >= MCP_REV_2025_06_18)
+	if (rev >= MCP_REV_2025_06_18 && !is_error)
 		json_object_set_new(result, "structuredContent", payload);
 	else
 		json_decref(payload);

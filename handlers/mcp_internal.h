@@ -26,8 +26,12 @@ struct mcp_tool {
 	 * handler validates their values as it does for /v1. NULL when none. */
 	const struct field_spec *query;
 	const char *output_schema; /* JSON Schema of the /v1 answer body (structuredContent) */
-	bool read_only, destructive, idempotent;
+	/* Annotations (§13: recording a receipt, a disclosure or an audit record is not a
+	 * modification; revoking or retiring is destructive; calling a provider is open). */
+	bool read_only, destructive, idempotent, open_world;
 };
+
+#define MCP_TOOLS_MAX 32
 
 extern const struct mcp_tool mcp_tools[];
 extern const size_t mcp_tools_count;

@@ -13,10 +13,16 @@
 
 const struct field_spec h_assent_body[] = {
 	{.name = "owner", .type = F_STRING, .required = true, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = h_id_reason},
+	 .check = core_id_valid, .check_reason = h_id_reason,
+	 .desc = "The owner granting assent, which must be the token's name unless the token has "
+		 "admin."},
 	{.name = "source_identity", .type = F_STRING, .required = true, .min = 1, .max = 71,
-	 .check = core_sha256_ref_valid, .check_reason = h_mem_sha_reason},
-	{.name = "expires_at", .type = F_TIMESTAMP, .required = true},
+	 .check = core_sha256_ref_valid, .check_reason = h_mem_sha_reason,
+	 .desc = "The source_identity the assent admits, as a refused foreign source create "
+		 "reports it."},
+	{.name = "expires_at", .type = F_TIMESTAMP, .required = true,
+	 .desc = "When the assent ends, a future instant in UTC ending in Z; its sources then "
+		 "become ineligible."},
 	{.name = NULL},
 };
 
@@ -37,7 +43,9 @@ enum rg_problem h_assent_check(const json_t *body, json_t *errors)
 }
 
 const struct field_spec h_assent_revoke_body[] = {
-	{.name = "expected_revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX},
+	{.name = "expected_revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX,
+	 .desc = "The assent's current revision, from a read of it (1 after the grant); any "
+		 "other is refused with stale_revision."},
 	{.name = NULL},
 };
 

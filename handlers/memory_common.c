@@ -11,6 +11,10 @@ const char *const h_mem_states[] = {"eligible", "ineligible", NULL};
 
 const char h_mem_sha_reason[] = "must be sha256: followed by 64 lowercase hex digits";
 
+const char h_mem_operation_desc[] =
+	"Makes a retry safe: the same id and body return the record "
+	"first created; another body is operation_conflict.";
+
 json_t *h_mem_parsed_or_null(const char *text)
 {
 	json_t *v = text ? json_loads(text, 0, NULL) : NULL;
@@ -41,6 +45,40 @@ bool h_mem_refused(struct h_ctx *ctx, const struct db_mem_outcome *out, bool if_
 	} else {
 		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 	}
+	return true;
+}
+
+bool h_mem_operation_hash(struct h_ctx *ctx, char out[RG_SHA256_TAGGED_SIZE])
+{
+	if (str(ctx->body, "operation_id") == NULL)
+		return false;
+	/* Canonical: keys sorted, no spaces, so a retry's body with its members in another
+	 * order (or sent as MCP tool arguments) is the same request. */
+	char *text = json_dumps(ctx->body, JSON_COMPACT | JSON_SORT_KEYS);
+	core_sha256_tagged(text ? text : "", text ? strlen(text) : 0, out);
+	free(text);
+	return text != NULL;
+}
+
+bool h_mem_replayed(struct h_ctx *ctx, const struct db_mem_outcome *out,
+		    json_t *(*render)(const struct db_mem_record *r))
+{
+	bool replay = strcmp(out->outcome, "replayed") == 0;
+	if (!replay && strcmp(out->outcome, "operation_conflict") != 0)
+		return false;
+	if (!replay) {
+		h_problem(ctx, PROBLEM_OPERATION_CONFLICT,
+			  "operation_id was already used with a different body.", NULL);
+		return true;
+	}
+	struct db_rows rows;
+	const struct db_mem_record *r =
+		h_fetch_row(ctx, db_mem_get, out->record_id, "No such record.", &rows);
+	if (r) {
+		h_etag(ctx, r->revision);
+		h_reply(ctx, 200, render(r));
+	}
+	db_rows_free(&rows);
 	return true;
 }
 

@@ -14,11 +14,16 @@ static const char *const derivative_kinds[] = {"index", "summary", "cache", "tra
 
 static const struct field_spec upstream_fields[] = {
 	{.name = "source_id", .type = F_STRING, .required = true, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = h_id_reason},
-	{.name = "revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX},
+	 .check = core_id_valid, .check_reason = h_id_reason,
+	 .desc = "The src_ or drv_ id of a record of your tenant that the content was made from."},
+	{.name = "revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX,
+	 .desc = "The upstream's revision the content was made from: "
+		 "its current one (else stale_revision)."},
 	{.name = NULL},
 };
-static const struct field_spec upstream_item = {.type = F_OBJECT, .sub = upstream_fields};
+static const struct field_spec upstream_item = {
+	.type = F_OBJECT, .sub = upstream_fields,
+	.desc = "One record the content was made from, at the revision that was read."};
 
 enum rg_problem h_derivative_check(const json_t *body, json_t *errors)
 {
@@ -36,10 +41,17 @@ enum rg_problem h_derivative_check(const json_t *body, json_t *errors)
 }
 
 const struct field_spec h_derivative_body[] = {
-	{.name = "kind", .type = F_ENUM, .required = true, .values = derivative_kinds},
+	{.name = "kind", .type = F_ENUM, .required = true, .values = derivative_kinds,
+	 .desc = "How the content was made from its upstreams: an index, summary, cache, "
+		 "transclusion or prompt."},
 	{.name = "derived_from", .type = F_ARRAY, .required = true, .min = 1,
-	 .max = RG_MEM_DERIVED_FROM_MAX, .item = &upstream_item},
-	{.name = "content", .type = F_STRING, .required = true, .min = 1, .max = RG_MEM_CONTENT_MAX},
+	 .max = RG_MEM_DERIVED_FROM_MAX, .item = &upstream_item,
+	 .desc = "The distinct eligible records the content was made from; "
+		 "if any becomes ineligible, so does this."},
+	{.name = "content", .type = F_STRING, .required = true, .min = 1, .max = RG_MEM_CONTENT_MAX,
+	 .desc = "The derived text, kept as sent and searchable like a source's."},
+	{.name = "operation_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
+	 .check = core_id_valid, .check_reason = h_id_reason, .desc = h_mem_operation_desc},
 	{.name = NULL},
 };
 
@@ -90,7 +102,8 @@ void h_derivative_create(struct h_ctx *ctx)
 	const char *content = str(ctx->body, "content"), *kind = str(ctx->body, "kind");
 	const char *ids[RG_MEM_DERIVED_FROM_MAX];
 	int64_t revisions[RG_MEM_DERIVED_FROM_MAX];
-	char id[RG_ID_SIZE], hash[RG_SHA256_TAGGED_SIZE];
+	char id[RG_ID_SIZE], hash[RG_SHA256_TAGGED_SIZE], op_hash[RG_SHA256_TAGGED_SIZE];
+	bool retryable = h_mem_operation_hash(ctx, op_hash);
 	size_t n = json_array_size(from);
 	for (size_t i = 0; i < n; i++) {
 		ids[i] = str(json_array_get(from, i), "source_id");
@@ -106,12 +119,14 @@ void h_derivative_create(struct h_ctx *ctx)
 	struct db_conn *c = NULL;
 	if (!h_acquire(ctx, &c))
 		return;
-	enum rg_status st = db_mem_derive(c, &actor, id, kind, ids, revisions, n, content, hash,
-					  &out, &ctx->dberr);
+	enum rg_status st = db_mem_derive(
+		c, &actor, id, kind, ids, revisions, n, content, hash,
+		retryable ? str(ctx->body, "operation_id") : NULL, retryable ? op_hash : NULL, &out,
+		&ctx->dberr);
 	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
-	} else if (!h_mem_refused(ctx, &out, false, "upstream record")) {
+	} else if (!h_mem_replayed(ctx, &out, derivative_meta) && !h_mem_refused(ctx, &out, false, "upstream record")) {
 		snprintf(ctx->location, sizeof ctx->location, "/v1/memory/derivatives/%s", id);
 		h_etag(ctx, 1);
 		h_reply(ctx, 201,

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "core/hash.h"
 #include "db/memory.h"
 #include "handlers/common.h"
 
@@ -14,6 +15,8 @@
 extern const char *const h_mem_states[];
 /* The 422 reason for a sha256: reference off its pattern. */
 extern const char h_mem_sha_reason[];
+/* The description of a create's operation_id (sources and derivatives). */
+extern const char h_mem_operation_desc[];
 
 /* A string member of o, borrowed; NULL when absent or not a string. */
 static inline const char *str(const json_t *o, const char *k)
@@ -28,6 +31,14 @@ json_t *h_mem_parsed_or_null(const char *text);
  * noun names the resource in the detail ("source", "assent", "upstream record"). */
 bool h_mem_refused(struct h_ctx *ctx, const struct db_mem_outcome *out, bool if_match_first,
 		   const char *noun);
+
+/* A create's operation_id (§4 idempotent create): out = the SHA-256 of the body as a retry
+ * must repeat it; false when the body has no operation_id (or the hash could not be made). */
+bool h_mem_operation_hash(struct h_ctx *ctx, char out[RG_SHA256_TAGGED_SIZE]);
+/* After a create's function answered: true when it named a record its operation_id made
+ * ("replayed": 200 with render(record) as it is now; "operation_conflict": 409). */
+bool h_mem_replayed(struct h_ctx *ctx, const struct db_mem_outcome *out,
+		    json_t *(*render)(const struct db_mem_record *r));
 
 /* New: a derivative's provenance [{source_id, revision}] from db/'s text of it
  * (struct db_mem_record's provenance), or JSON null when there is none. */

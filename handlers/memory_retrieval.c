@@ -16,27 +16,44 @@ static const char *const record_kinds[] = {"source", "derivative", NULL};
 
 static const struct field_spec kind_item = {.type = F_ENUM, .values = record_kinds};
 
+/* One sentence each for a reader (openapi.yaml's property descriptions equal them). */
+#define QUERY_DESC                                                                                 \
+	"Full-text query: every word must occur (stemmed); "  \
+	"\"phrases\", or and -word refine it; never stored."
+#define THREAD_DESC                                                                                \
+	"The thread receiving the memory (a disabled one gets none); "        \
+	"not a filter on where records came from."
+
 /* What search and explain both take. */
-#define MATCH_FIELDS                                                                            \
-	{.name = "query", .type = F_STRING, .required = true, .min = 1, .max = RG_MEM_QUERY_MAX}, \
+#define MATCH_FIELDS                                                                               \
+	{.name = "query", .type = F_STRING, .required = true, .min = 1, .max = RG_MEM_QUERY_MAX,   \
+	 .desc = QUERY_DESC},                                                                      \
 	{.name = "thread_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,                  \
-	 .check = core_id_valid, .check_reason = h_id_reason},                                     \
-	{.name = "limit", .type = F_INT, .min = 1, .max = RG_MEM_SEARCH_LIMIT_MAX},                \
-	{.name = "kinds", .type = F_ARRAY, .min = 1, .max = 2, .item = &kind_item, .unique = true}
+	 .check = core_id_valid, .check_reason = h_id_reason, .desc = THREAD_DESC},                \
+	{.name = "limit", .type = F_INT, .min = 1, .max = RG_MEM_SEARCH_LIMIT_MAX,                 \
+	 .desc = "How many eligible records to select, best match first; 10 when absent."},        \
+	{.name = "kinds", .type = F_ARRAY, .min = 1, .max = 2, .item = &kind_item, .unique = true, \
+	 .desc = "The record kinds to consider: source, derivative or both; both when absent."}
 
 const struct field_spec h_search_body[] = {MATCH_FIELDS, {.name = NULL}};
 const struct field_spec h_explain_body[] = {
 	MATCH_FIELDS,
-	{.name = "as_of", .type = F_TIMESTAMP},
+	{.name = "as_of", .type = F_TIMESTAMP,
+	 .desc = "A past instant: answer with the records and state "
+		 "in force then; absent, for now."},
 	{.name = NULL},
 };
 
 const struct field_spec h_context_body[] = {
-	{.name = "query", .type = F_STRING, .required = true, .min = 1, .max = RG_MEM_QUERY_MAX},
+	{.name = "query", .type = F_STRING, .required = true, .min = 1, .max = RG_MEM_QUERY_MAX,
+	 .desc = QUERY_DESC},
 	{.name = "thread_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = h_id_reason},
-	{.name = "max_items", .type = F_INT, .min = 1, .max = RG_MEM_CONTEXT_ITEMS_MAX},
-	{.name = "budget_tokens", .type = F_INT, .min = 1, .max = RG_MEM_BUDGET_MAX},
+	 .check = core_id_valid, .check_reason = h_id_reason, .desc = THREAD_DESC},
+	{.name = "max_items", .type = F_INT, .min = 1, .max = RG_MEM_CONTEXT_ITEMS_MAX,
+	 .desc = "How many of the best eligible matches to select, in rank order; 8 when absent."},
+	{.name = "budget_tokens", .type = F_INT, .min = 1, .max = RG_MEM_BUDGET_MAX,
+	 .desc = "Token budget for the items, each costing ceil(bytes / 4); an item "
+		 "that does not fit is suppressed; 4000 when absent."},
 	{.name = NULL},
 };
 

@@ -12,35 +12,56 @@
 #include "handlers/handlers.h"
 #include "handlers/memory_internal.h"
 
-static const char *const source_kinds[] = {"note", "thread_summary", "document", "fact", NULL};
-static const char *const classifications[] = {"active", "cold", NULL};
+const char *const h_source_kinds[] = {"note", "thread_summary", "document", "fact", NULL};
+const char *const h_source_classifications[] = {"active", "cold", NULL};
 
-static const struct field_spec label_value = {.type = F_STRING, .min = 1,
-					      .max = RG_MEM_LABEL_VALUE_MAX};
+static const struct field_spec label_value = {
+	.type = F_STRING, .min = 1, .max = RG_MEM_LABEL_VALUE_MAX,
+	.desc = "The value of the label its key names, matched exactly by the list's "
+		"label=key:value."};
 static const struct field_spec pointer_fields[] = {
 	{.name = "uri", .type = F_STRING, .required = true, .min = 1, .max = RG_MEM_URI_MAX,
-	 .check = core_uri_valid, .check_reason = "must be a URI (scheme:rest)"},
+	 .check = core_uri_valid, .check_reason = "must be a URI (scheme:rest)",
+	 .desc = "Where the bytes live, as a URI; private: only the source's content read "
+		 "returns it."},
 	{.name = "content_hash", .type = F_STRING, .required = true, .min = 1, .max = 71,
-	 .check = core_sha256_ref_valid, .check_reason = h_mem_sha_reason},
+	 .check = core_sha256_ref_valid, .check_reason = h_mem_sha_reason,
+	 .desc = "The SHA-256 of the bytes at uri, kept as sent (never fetched to check)."},
 	{.name = NULL},
 };
 static const struct field_spec foreign_fields[] = {
 	{.name = "owner", .type = F_STRING, .required = true, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = h_id_reason},
-	{.name = "assent_id", .type = F_STRING, .min = 1, .max = 64},
+	 .check = core_id_valid, .check_reason = h_id_reason,
+	 .desc = "Whose data the source holds: the owner whose assent admits it."},
+	{.name = "assent_id", .type = F_STRING, .min = 1, .max = 64,
+	 .desc = "The asn_ id of the owner's live assent to this "
+		 "source_identity; absent: assent_missing."},
 	{.name = NULL},
 };
 
 const struct field_spec h_source_create_body[] = {
-	{.name = "source_kind", .type = F_ENUM, .required = true, .values = source_kinds},
+	{.name = "source_kind", .type = F_ENUM, .required = true, .values = h_source_kinds,
+	 .desc = "What the memory is: a note, a thread_summary, a document or a fact."},
 	{.name = "thread_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = h_id_reason},
+	 .check = core_id_valid, .check_reason = h_id_reason,
+	 .desc = "The thread the memory came from (a source list "
+		 "filter; retrieval ignores it)."},
 	{.name = "labels", .type = F_MAP, .max = RG_MEM_LABELS_MAX, .check = core_label_key_valid,
-	 .key_pattern = "^[a-z][a-z0-9_.-]{0,63}$", .item = &label_value},
-	{.name = "content", .type = F_STRING, .min = 1, .max = RG_MEM_CONTENT_MAX},
-	{.name = "pointer", .type = F_OBJECT, .sub = pointer_fields},
-	{.name = "classification", .type = F_ENUM, .values = classifications},
-	{.name = "foreign", .type = F_OBJECT, .sub = foreign_fields},
+	 .key_pattern = "^[a-z][a-z0-9_.-]{0,63}$", .item = &label_value,
+	 .desc = "Private tags to filter the source list by; never searched."},
+	{.name = "content", .type = F_STRING, .min = 1, .max = RG_MEM_CONTENT_MAX,
+	 .desc = "The text to remember, kept as sent and searchable; either it or pointer."},
+	{.name = "pointer", .type = F_OBJECT, .sub = pointer_fields,
+	 .desc = "Bytes kept elsewhere, instead of content (required for a "
+		 "foreign source); never matched by search."},
+	{.name = "classification", .type = F_ENUM, .values = h_source_classifications,
+	 .desc = "active (the default) makes the source retrievable; cold keeps it stored but "
+		 "never retrieved."},
+	{.name = "foreign", .type = F_OBJECT, .sub = foreign_fields,
+	 .desc = "Marks someone else's data: it must be a pointer, "
+		 "with its owner's live assent."},
+	{.name = "operation_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
+	 .check = core_id_valid, .check_reason = h_id_reason, .desc = h_mem_operation_desc},
 	{.name = NULL},
 };
 
@@ -59,16 +80,27 @@ enum rg_problem h_source_create_check(const json_t *body, json_t *errors)
 	return PROBLEM_NONE;
 }
 
+/* A revisioned source's write: the revision its writer read. */
+#define SOURCE_EXPECTED_REVISION                                                                   \
+	{.name = "expected_revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX, \
+	 .desc = "The source's current revision, from a read; any "    \
+		 "other is refused with stale_revision."}
+
 const struct field_spec h_classification_body[] = {
-	{.name = "expected_revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX},
-	{.name = "classification", .type = F_ENUM, .required = true, .values = classifications},
+	SOURCE_EXPECTED_REVISION,
+	{.name = "classification", .type = F_ENUM, .required = true,
+	 .values = h_source_classifications,
+	 .desc = "cold holds the source and its derivatives back from "
+		 "retrieval at once; active releases it."},
 	{.name = NULL},
 };
 
 const struct field_spec h_revoke_body[] = {
-	{.name = "expected_revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX},
+	SOURCE_EXPECTED_REVISION,
 	{.name = "reason_code", .type = F_STRING, .required = true, .min = 1,
-	 .max = RG_MAX_ID_BYTES, .check = core_id_valid, .check_reason = h_id_reason},
+	 .max = RG_MAX_ID_BYTES, .check = core_id_valid, .check_reason = h_id_reason,
+	 .desc = "Why it is revoked, a short code such as "
+		 "owner_request, kept in the audit record."},
 	{.name = NULL},
 };
 
@@ -87,6 +119,19 @@ static json_t *source_meta(const struct db_mem_record *r, bool labels)
 
 /* ---- sources ---------------------------------------------------------------------- */
 
+/* A create's answer (SourceCreated), for the replay of an operation_id: the source as it is
+ * now. */
+static json_t *source_created(const struct db_mem_record *r)
+{
+	json_t *o = json_pack("{s:s, s:I, s:o, s:o, s:s, s:o, s:o}", "source_id", r->record_id,
+			      "revision", (json_int_t)r->revision, "source_kind",
+			      opt_str(r->source_kind), "classification", opt_str(r->classification),
+			      "content_hash", r->content_hash, "source_identity",
+			      opt_str(r->source_identity), "created_at", h_time(r->created_ms));
+	h_mem_add_state(o, r);
+	return o;
+}
+
 static void forbid_assent(struct h_ctx *ctx, enum rg_problem code, const char *identity)
 {
 	h_problem(ctx, code, NULL, NULL);
@@ -98,6 +143,7 @@ void h_source_create(struct h_ctx *ctx)
 	const json_t *b = ctx->body, *pointer = json_object_get(b, "pointer");
 	const json_t *foreign = json_object_get(b, "foreign");
 	char id[RG_ID_SIZE], hash[RG_SHA256_TAGGED_SIZE], identity[RG_SHA256_TAGGED_SIZE];
+	char op_hash[RG_SHA256_TAGGED_SIZE];
 	struct db_mem_source s = {0};
 	struct db_mem_outcome out;
 	struct db_conn *c = NULL;
@@ -134,6 +180,10 @@ void h_source_create(struct h_ctx *ctx)
 	s.labels_json = labels;
 	s.content_hash = hash;
 	s.source_identity = identity;
+	if (h_mem_operation_hash(ctx, op_hash)) {
+		s.operation_id = str(b, "operation_id");
+		s.operation_hash = op_hash;
+	}
 	struct db_actor actor = h_actor(ctx);
 	if (!h_acquire(ctx, &c))
 		goto out;
@@ -143,6 +193,8 @@ void h_source_create(struct h_ctx *ctx)
 		h_db_failed(ctx, st);
 		goto out;
 	}
+	if (h_mem_replayed(ctx, &out, source_created))
+		goto out;
 	if (strcmp(out.outcome, "ok") != 0) {
 		/* db/ answers one of the assent_* codes; anything else is a refusal we
 		 * cannot name, which must not pass for an assent problem */
@@ -210,18 +262,20 @@ static bool read_labels(struct h_ctx *ctx, char **out)
 	return true;
 }
 
+const char *const h_source_list_includes[] = {"labels", NULL};
+const char *const h_source_list_orders[] = {"newest", "oldest", NULL};
+
 void h_source_list(struct h_ctx *ctx)
 {
-	static const char *const includes[] = {"labels", NULL};
-	static const char *const orders[] = {"newest", "oldest", NULL};
 	struct h_mem_list_args a = {.filter = {.record_kind = "source"}};
 	const char *include, *order;
 	char *labels = NULL;
-	if (!h_query_enum(ctx, "classification", classifications, &a.filter.classification) ||
+	if (!h_query_enum(ctx, "classification", h_source_classifications,
+			  &a.filter.classification) ||
 	    !h_query_enum(ctx, "state", h_mem_states, &a.filter.state) ||
-	    !h_query_enum(ctx, "source_kind", source_kinds, &a.filter.source_kind) ||
-	    !h_query_enum(ctx, "include", includes, &include) ||
-	    !h_query_enum(ctx, "order", orders, &order) || !read_labels(ctx, &labels))
+	    !h_query_enum(ctx, "source_kind", h_source_kinds, &a.filter.source_kind) ||
+	    !h_query_enum(ctx, "include", h_source_list_includes, &include) ||
+	    !h_query_enum(ctx, "order", h_source_list_orders, &order) || !read_labels(ctx, &labels))
 		return;
 	a.filter.newest = order == NULL || strcmp(order, "newest") == 0;
 	a.filter.labels_json = labels;
@@ -295,7 +349,7 @@ void h_source_content(struct h_ctx *ctx)
 	if (m->content) {
 		/* Sent only once its disclosure is committed (docs/disclosures.md). */
 		struct h_disclosure *d = &ctx->disclosure;
-		*d = (struct h_disclosure){.set = true, .revision = m->revision};
+		*d = (struct h_disclosure){.set = true, .revision = m->revision, .via = ctx->via};
 		snprintf(d->record_id, sizeof d->record_id, "%s", h_param(ctx, "source_id"));
 		snprintf(d->record_kind, sizeof d->record_kind, "%s", m->record_kind);
 		core_sha256_tagged(m->content, strlen(m->content), d->delivered_hash);

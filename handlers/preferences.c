@@ -15,29 +15,47 @@
 #define PREF_HISTORY_DEFAULT 20
 #define PREF_WRITE_ATTEMPTS 3
 
-/* A macro, not a const object: C11 does not make an object a constant expression (gcc
- * accepts it as an extension, clang refuses it). */
-#define EXPECTED_REVISION_FIELD                                                            \
-	{.name = "expected_revision", .type = F_INT, .required = true, .nullable = true,     \
-	 .min = 1, .max = INT64_MAX}
+/* Macros, not const objects: C11 does not make an object a constant expression (gcc
+ * accepts it as an extension, clang refuses it). What remember and retire both take: */
+#define SOURCE_FIELDS                                                                              \
+	{.name = "source_ref", .type = F_STRING, .required = true, .min = 1,                       \
+	 .max = RG_PREF_SOURCE_REF_MAX,                                                            \
+	 .desc = "A reference to the user message the operation is based on, such as its id."},    \
+	{.name = "source_quote", .type = F_STRING, .required = true, .min = 1,                     \
+	 .max = RG_PREF_SOURCE_QUOTE_MAX,                                                          \
+	 .desc = "The user's exact words in that message that back the operation; private."}
+#define EXPECTED_REVISION_FIELD                                                                    \
+	{.name = "expected_revision", .type = F_INT, .required = true, .nullable = true,           \
+	 .min = 1, .max = INT64_MAX,                                                               \
+	 .desc = "The journal's current revision from a read, or null for a "  \
+		 "journal never written; else stale_revision."}
+#define OPERATION_FIELD                                                                            \
+	{.name = "operation_id", .type = F_STRING, .required = true, .min = 1,                     \
+	 .max = RG_PREF_OPERATION_ID_MAX,                                                          \
+	 .desc = "Your id for this operation, unique per journal: the same "      \
+		 "arguments replay it, others are operation_conflict."}
+#define EXECUTE_FIELD                                                                              \
+	{.name = "execute", .type = F_BOOL, .required = true,                                      \
+	 .desc = "false previews and changes nothing; true commits (no default)."}
 
 const struct field_spec h_pref_remember_body[] = {
-	{.name = "statement", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_STATEMENT_MAX},
-	{.name = "source_ref", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_SOURCE_REF_MAX},
-	{.name = "source_quote", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_SOURCE_QUOTE_MAX},
+	{.name = "statement", .type = F_STRING, .required = true, .min = 1,
+	 .max = RG_PREF_STATEMENT_MAX,
+	 .desc = "The preference as the user stated it, shown to the agent as written; private."},
+	SOURCE_FIELDS,
 	EXPECTED_REVISION_FIELD,
-	{.name = "operation_id", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_OPERATION_ID_MAX},
-	{.name = "expires_at", .type = F_TIMESTAMP, .nullable = true},
-	{.name = "execute", .type = F_BOOL, .required = true},
+	OPERATION_FIELD,
+	{.name = "expires_at", .type = F_TIMESTAMP, .nullable = true,
+	 .desc = "When the preference stops applying, a future UTC instant; absent, never."},
+	EXECUTE_FIELD,
 	{.name = NULL},
 };
 
 const struct field_spec h_pref_retire_body[] = {
-	{.name = "source_ref", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_SOURCE_REF_MAX},
-	{.name = "source_quote", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_SOURCE_QUOTE_MAX},
+	SOURCE_FIELDS,
 	EXPECTED_REVISION_FIELD,
-	{.name = "operation_id", .type = F_STRING, .required = true, .min = 1, .max = RG_PREF_OPERATION_ID_MAX},
-	{.name = "execute", .type = F_BOOL, .required = true},
+	OPERATION_FIELD,
+	EXECUTE_FIELD,
 	{.name = NULL},
 };
 

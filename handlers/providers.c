@@ -17,16 +17,30 @@ static const struct field_spec permission = {.type = F_STRING, .min = 1, .max = 
 
 const struct field_spec h_provider_create_body[] = {
 	{.name = "extension_id", .type = F_STRING, .required = true, .min = 1,
-	 .max = RG_MAX_ID_BYTES, .check = core_id_valid, .check_reason = h_id_reason},
-	{.name = "protocol", .type = F_ENUM, .required = true, .values = protocols},
+	 .max = RG_MAX_ID_BYTES, .check = core_id_valid, .check_reason = h_id_reason,
+	 .desc = "Your id for the provider, unique in the tenant; retrieval and the "
+		 "semantic-preference config name a provider by it."},
+	{.name = "protocol", .type = F_ENUM, .required = true, .values = protocols,
+	 .desc = "The protocol the provider answers, which fixes the calls it receives and the "
+		 "permission it must hold."},
 	{.name = "endpoint_url", .type = F_STRING, .required = true, .min = 1,
-	 .max = RG_PROVIDER_URL_MAX, .check = core_provider_url_valid, .check_reason = url_reason},
+	 .max = RG_PROVIDER_URL_MAX, .check = core_provider_url_valid, .check_reason = url_reason,
+	 .desc = "The http or https URL the service POSTs calls to; it may hold a credential, so "
+		 "it is never logged or audited."},
 	{.name = "doctor_url", .type = F_STRING, .nullable = true, .min = 1,
-	 .max = RG_PROVIDER_URL_MAX, .check = core_provider_url_valid, .check_reason = url_reason},
-	{.name = "timeout_seconds", .type = F_INT, .required = true, .min = 1, .max = 120},
+	 .max = RG_PROVIDER_URL_MAX, .check = core_provider_url_valid, .check_reason = url_reason,
+	 .desc = "Where the doctor check is sent (a GET); absent or null, endpoint_url followed "
+		 "by /doctor."},
+	{.name = "timeout_seconds", .type = F_INT, .required = true, .min = 1, .max = 120,
+	 .desc = "The provider's deadline in seconds, for the doctor and a recall, and the cap "
+		 "of a retrieval's own deadline."},
 	{.name = "permissions", .type = F_ARRAY, .required = true, .min = 1, .max = 16,
-	 .item = &permission, .unique = true},
-	{.name = "enabled", .type = F_BOOL, .required = true},
+	 .item = &permission, .unique = true,
+	 .desc = "What the provider may be asked, including its protocol's permission; they "
+		 "grant nothing to callers."},
+	{.name = "enabled", .type = F_BOOL, .required = true,
+	 .desc = "Whether calls may go to the provider, which also needs a passing doctor check "
+		 "at its current revision."},
 	{.name = NULL},
 };
 
@@ -48,13 +62,21 @@ enum rg_problem h_provider_create_check(const json_t *body, json_t *errors)
 }
 
 const struct field_spec h_provider_patch_body[] = {
-	{.name = "expected_revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX},
-	{.name = "enabled", .type = F_BOOL},
+	{.name = "expected_revision", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX,
+	 .desc = "The provider's current revision, from a read of it; any other is refused with "
+		 "stale_revision."},
+	{.name = "enabled", .type = F_BOOL,
+	 .desc = "Whether calls may go to the provider; absent, it keeps its value."},
 	{.name = "endpoint_url", .type = F_STRING, .min = 1, .max = RG_PROVIDER_URL_MAX,
-	 .check = core_provider_url_valid, .check_reason = url_reason},
+	 .check = core_provider_url_valid, .check_reason = url_reason,
+	 .desc = "A new URL to POST calls to (a different one clears doctor_ready); absent, it "
+		 "keeps its value."},
 	{.name = "doctor_url", .type = F_STRING, .nullable = true, .min = 1,
-	 .max = RG_PROVIDER_URL_MAX, .check = core_provider_url_valid, .check_reason = url_reason},
-	{.name = "timeout_seconds", .type = F_INT, .min = 1, .max = 120},
+	 .max = RG_PROVIDER_URL_MAX, .check = core_provider_url_valid, .check_reason = url_reason,
+	 .desc = "A new doctor URL, or null for endpoint_url followed by /doctor (a different "
+		 "one clears doctor_ready); absent, it keeps its value."},
+	{.name = "timeout_seconds", .type = F_INT, .min = 1, .max = 120,
+	 .desc = "A new deadline in seconds; absent, it keeps its value."},
 	{.name = NULL},
 };
 

@@ -19,30 +19,47 @@ static const char *const policies[] = {"fail_open", "fail_closed", NULL};
 static const char *const config_schema[] = {"semantic_preference_hook_config_v0", NULL};
 
 static const struct field_spec surface_fields[] = {
-	{.name = "query", .type = F_STRING, .required = true, .min = 1, .max = 500},
-	{.name = "limit", .type = F_INT, .min = 1, .max = RG_SP_LIMIT_MAX},
-	{.name = "failure_policy", .type = F_ENUM, .values = policies},
+	{.name = "query", .type = F_STRING, .required = true, .min = 1, .max = 500,
+	 .desc = "The query sent to the provider for this surface; never echoed into receipts, "
+		 "logs or audit records."},
+	{.name = "limit", .type = F_INT, .min = 1, .max = RG_SP_LIMIT_MAX,
+	 .desc = "At most this many items per recall; 5 when absent."},
+	{.name = "failure_policy", .type = F_ENUM, .values = policies,
+	 .desc = "fail_open (the default) answers provider_unavailable with no items when the "
+		 "provider fails; fail_closed answers 502."},
 	{.name = NULL},
 };
-static const struct field_spec surface = {.type = F_OBJECT, .sub = surface_fields};
+static const struct field_spec surface = {
+	.type = F_OBJECT, .sub = surface_fields,
+	.desc = "How one surface recalls: its query, limit and failure policy."};
 static const struct field_spec provider_fields[] = {
 	{.name = "extension_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = h_id_reason},
+	 .check = core_id_valid, .check_reason = h_id_reason,
+	 .desc = "The exact provider to ask; absent, the one enabled, doctor-ready "
+		 "semantic-preference provider."},
 	{.name = NULL},
 };
 static const struct field_spec config_fields[] = {
-	{.name = "schema_version", .type = F_ENUM, .values = config_schema},
-	{.name = "enabled", .type = F_BOOL, .required = true},
-	{.name = "provider", .type = F_OBJECT, .required = true, .sub = provider_fields},
+	{.name = "schema_version", .type = F_ENUM, .values = config_schema,
+	 .desc = "The config's schema, semantic_preference_hook_config_v0; it may be left out."},
+	{.name = "enabled", .type = F_BOOL, .required = true,
+	 .desc = "false makes every recall answer disabled."},
+	{.name = "provider", .type = F_OBJECT, .required = true, .sub = provider_fields,
+	 .desc = "The provider recall asks: an extension_id, or {} for the one enabled, "
+		 "doctor-ready semantic-preference provider."},
 	{.name = "surfaces", .type = F_MAP, .required = true, .max = 64,
-	 .check = core_sp_surface_valid, .key_pattern = SURFACE_PATTERN, .item = &surface},
+	 .check = core_sp_surface_valid, .key_pattern = SURFACE_PATTERN, .item = &surface,
+	 .desc = "The surfaces recall serves, keyed by surface id (module.surface)."},
 	{.name = NULL},
 };
 
 const struct field_spec h_sp_config_body[] = {
 	{.name = "expected_revision", .type = F_INT, .required = true, .nullable = true, .min = 1,
-	 .max = INT64_MAX},
-	{.name = "config", .type = F_OBJECT, .required = true, .sub = config_fields},
+	 .max = INT64_MAX,
+	 .desc = "The config's current revision, from a read of it, or null for a tenant never "
+		 "configured; any other is stale_revision."},
+	{.name = "config", .type = F_OBJECT, .required = true, .sub = config_fields,
+	 .desc = "The semantic_preference_hook_config_v0 document, stored per tenant as sent."},
 	{.name = NULL},
 };
 
@@ -109,13 +126,17 @@ void h_sp_config_put(struct h_ctx *ctx)
 
 /* ---- recall ---------------------------------------------------------------------------- */
 
-static const struct field_spec context_value = {.type = F_STRING, .max = 500};
+static const struct field_spec context_value = {
+	.type = F_STRING, .max = 500,
+	.desc = "A context value, passed to the provider as sent."};
 
 const struct field_spec h_sp_recall_body[] = {
 	{.name = "surface", .type = F_STRING, .required = true, .min = 1, .max = 128,
-	 .check = core_sp_surface_valid, .check_reason = surface_reason},
+	 .check = core_sp_surface_valid, .check_reason = surface_reason,
+	 .desc = "The surface to recall for, one of the stored config's surfaces."},
 	{.name = "context", .type = F_MAP, .max = 32, .check = core_sp_context_key_valid,
-	 .key_pattern = "^[a-z][a-z0-9_-]{0,63}$", .item = &context_value},
+	 .key_pattern = "^[a-z][a-z0-9_-]{0,63}$", .item = &context_value,
+	 .desc = "Caller context passed to the provider as sent; never stored or logged."},
 	{.name = NULL},
 };
 
@@ -270,22 +291,34 @@ static const struct field_spec corpus_item = {.type = F_STRING, .min = 1, .max =
 
 const struct field_spec h_sp_application_body[] = {
 	{.name = "surface", .type = F_STRING, .required = true, .min = 1, .max = 128,
-	 .check = core_sp_surface_valid, .check_reason = surface_reason},
+	 .check = core_sp_surface_valid, .check_reason = surface_reason,
+	 .desc = "The surface the preferences were applied on (module.surface)."},
 	{.name = "application_id", .type = F_STRING, .required = true, .min = 1,
-	 .max = RG_MAX_ID_BYTES, .check = core_id_valid, .check_reason = h_id_reason},
-	{.name = "outcome", .type = F_ENUM, .required = true, .values = app_outcomes},
-	{.name = "preference_refs", .type = F_ARRAY, .required = true, .max = 20, .item = &ref_item},
-	{.name = "artifact_ref", .type = F_STRING, .nullable = true, .min = 1, .max = RG_SP_TEXT_MAX},
+	 .max = RG_MAX_ID_BYTES, .check = core_id_valid, .check_reason = h_id_reason,
+	 .desc = "Your id for this application of preferences, such as one artifact version."},
+	{.name = "outcome", .type = F_ENUM, .required = true, .values = app_outcomes,
+	 .desc = "Whether the preferences were applied, ignored or failed to apply."},
+	{.name = "preference_refs", .type = F_ARRAY, .required = true, .max = 20, .item = &ref_item,
+	 .desc = "The preference_refs the outcome concerns; the receipt holds only their digests."},
+	{.name = "artifact_ref", .type = F_STRING, .nullable = true, .min = 1, .max = RG_SP_TEXT_MAX,
+	 .desc = "A public reference to the artifact, returned as sent; absent or null, none."},
 	{.name = NULL},
 };
 
 const struct field_spec h_sp_maintenance_body[] = {
-	{.name = "trigger", .type = F_ENUM, .required = true, .values = triggers},
-	{.name = "outcome", .type = F_ENUM, .required = true, .values = maint_outcomes},
+	{.name = "trigger", .type = F_ENUM, .required = true, .values = triggers,
+	 .desc = "What prompted the maintenance: explicit_feedback or source_truth_changed."},
+	{.name = "outcome", .type = F_ENUM, .required = true, .values = maint_outcomes,
+	 .desc = "verified (the write, wait and read-back passed), no_write_rationale (no "
+		 "durable change was needed) or failed."},
 	{.name = "corpus_ids", .type = F_ARRAY, .required = true, .min = 1, .max = RG_SP_INVENTORY_MAX,
-	 .item = &corpus_item},
-	{.name = "scope_refs", .type = F_ARRAY, .required = true, .max = 20, .item = &ref_item},
-	{.name = "evidence_ref", .type = F_STRING, .nullable = true, .min = 1, .max = RG_SP_TEXT_MAX},
+	 .item = &corpus_item,
+	 .desc = "The corpora assessed, by the corpus_id of the provider's inventory."},
+	{.name = "scope_refs", .type = F_ARRAY, .required = true, .max = 20, .item = &ref_item,
+	 .desc = "The provider-owned scope references concerned; the receipt holds only their "
+		 "digests."},
+	{.name = "evidence_ref", .type = F_STRING, .nullable = true, .min = 1, .max = RG_SP_TEXT_MAX,
+	 .desc = "A public reference to the evidence, returned as sent; absent or null, none."},
 	{.name = NULL},
 };
 

@@ -9,8 +9,12 @@
 static const char *const modes[] = {"enabled", "disabled", NULL};
 
 const struct field_spec h_memory_mode_body[] = {
-	{.name = "expected_revision", .type = F_INT, .required = true, .min = 0, .max = INT64_MAX},
-	{.name = "mode", .type = F_ENUM, .required = true, .values = modes},
+	{.name = "expected_revision", .type = F_INT, .required = true, .min = 0, .max = INT64_MAX,
+	 .desc = "The thread's current revision from a read (0 for a "
+		 "thread never set); else stale_revision."},
+	{.name = "mode", .type = F_ENUM, .required = true, .values = modes,
+	 .desc = "enabled lets the thread receive memory; disabled "
+		 "makes retrieval select nothing for it."},
 	{.name = NULL},
 };
 

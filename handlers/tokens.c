@@ -19,9 +19,13 @@ static const struct field_spec scope_item = {
 
 const struct field_spec h_token_create_body[] = {
 	{.name = "name", .type = F_STRING, .required = true, .min = 1, .max = RG_MAX_ID_BYTES,
-	 .check = core_id_valid, .check_reason = h_id_reason},
+	 .check = core_id_valid, .check_reason = h_id_reason,
+	 .desc = "A label for the token, such as who will use it (not unique); an assent:grant "
+		 "token speaks for the owner of this name."},
 	{.name = "scopes", .type = F_ARRAY, .required = true, .min = 1, .max = RG_SCOPE_COUNT,
-	 .item = &scope_item, .unique = true},
+	 .item = &scope_item, .unique = true,
+	 .desc = "What the token may do, each scope opening a family of routes; admin implies "
+		 "every other scope."},
 	{.name = NULL},
 };
 

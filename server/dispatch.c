@@ -234,7 +234,7 @@ static enum MHD_Result dispatch_end(struct request *r)
 	if (ctx->disclosure.set && ctx->problem_code == PROBLEM_NONE) {
 		if (r->on_lane) {
 			r->disclosure = ctx->disclosure;
-			r->disclosure_via = ctx->via;
+			r->disclosure_via = ctx->disclosure.via; /* a tool's: "mcp" */
 		} else {
 			h_problem(ctx, PROBLEM_INTERNAL, NULL, NULL);
 		}

@@ -24,13 +24,19 @@ bool reply_origin_allowed(const struct request *r)
 }
 
 /* Retry-After on a refusal that says when to come back (429 rate_limited, 409
- * operation_conflict while its key is in flight). */
-static void add_retry_after(const struct request *r, struct MHD_Response *resp)
+ * operation_conflict while its key is in flight), and on every 503 database_unavailable: a
+ * failover or a restart is over in seconds, and a client or gateway that waits 1 s before
+ * its retry does not add to the storm. */
+static void add_retry_after(const struct request *r, enum rg_problem code,
+			    struct MHD_Response *resp)
 {
-	if (r->retry_after_s == 0)
+	unsigned s = r->retry_after_s;
+	if (s == 0 && code == PROBLEM_DATABASE_UNAVAILABLE)
+		s = 1;
+	if (s == 0)
 		return;
 	char secs[sizeof "4294967295"];
-	snprintf(secs, sizeof secs, "%u", r->retry_after_s);
+	snprintf(secs, sizeof secs, "%u", s);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, secs);
 }
 
@@ -101,7 +107,7 @@ enum MHD_Result reply_problem(struct request *r, enum rg_problem code, const cha
 	if (status == 401)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 					oauth_www_authenticate());
-	add_retry_after(r, resp);
+	add_retry_after(r, code, resp);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	r->problem_code = code;
 	return reply_queue(r, status, resp);
@@ -127,7 +133,7 @@ static enum MHD_Result problem_with(struct request *r, enum rg_problem code, con
 	json_decref(body);
 	if (resp == NULL)
 		return MHD_NO;
-	add_retry_after(r, resp);
+	add_retry_after(r, code, resp);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	r->problem_code = code;
 	return reply_queue(r, status, resp);

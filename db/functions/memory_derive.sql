@@ -2,7 +2,7 @@
 -- every file of db/functions/ after the migrations, each time it runs. (Defined before
 -- this folder existed by migrations 0004, 0008.)
 
-CREATE OR REPLACE FUNCTION public.memory_derive(p_tenant text, p_actor text, p_request text, p_id text, p_kind text, p_upstreams text[], p_revisions bigint[], p_content text, p_content_hash text, OUT outcome text, OUT created_ms bigint, OUT current_revision bigint, OUT eligible boolean)
+CREATE OR REPLACE FUNCTION public.memory_derive(p_tenant text, p_actor text, p_request text, p_id text, p_kind text, p_upstreams text[], p_revisions bigint[], p_content text, p_content_hash text, p_operation text, p_operation_hash text, OUT outcome text, OUT created_ms bigint, OUT current_revision bigint, OUT eligible boolean, OUT replayed_id text)
  RETURNS record
  LANGUAGE plpgsql
 AS $function$
@@ -13,6 +13,13 @@ DECLARE
   expires timestamptz;
 BEGIN
   PERFORM memory_write_lock(p_tenant);
+  -- A retried create answers the derivative it made (the lock orders concurrent retries),
+  -- before the upstream checks: an upstream changed since does not refuse it.
+  IF p_operation IS NOT NULL THEN
+    SELECT f.outcome, f.record_id INTO outcome, replayed_id
+      FROM memory_operation_find(p_tenant, 'derivative', p_operation, p_operation_hash) f;
+    IF outcome IS NOT NULL THEN RETURN; END IF;
+  END IF;
   SELECT count(*) INTO n_found FROM memory_records
    WHERE tenant_id = p_tenant AND record_id = ANY(p_upstreams);
   IF n_found <> cardinality(p_upstreams) THEN outcome := 'not_found'; RETURN; END IF;
@@ -32,9 +39,10 @@ BEGIN
    WHERE tenant_id = p_tenant AND record_id = ANY(p_upstreams);
   INSERT INTO memory_records (tenant_id, record_id, record_kind, revision, derivative_kind,
                               content, content_hash, eligible, assent_expires_at, created_at,
-                              updated_at)
+                              updated_at, operation_id, operation_hash)
   VALUES (p_tenant, p_id, 'derivative', 1, p_kind, p_content, p_content_hash, true, expires,
-          date_trunc('milliseconds', now()), date_trunc('milliseconds', now()))
+          date_trunc('milliseconds', now()), date_trunc('milliseconds', now()), p_operation,
+          p_operation_hash)
   RETURNING epoch_ms(created_at) INTO created_ms;
   INSERT INTO memory_provenance (tenant_id, derivative_id, position, upstream_id, upstream_revision)
   SELECT p_tenant, p_id, u.pos, u.id, u.rev

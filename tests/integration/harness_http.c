@@ -374,6 +374,10 @@ void it_expect_problem_at(const struct it_resp *r, long status, const char *code
 	const char *c = it_json_str(r->json, "code");
 	if (!c || strcmp(c, code) != 0)
 		problem_fail(r, file, line, "wrong or missing `code`", status, code);
+	/* every 503 database_unavailable says when to come back (openapi.yaml DatabaseUnavailable) */
+	const char *retry = it_resp_header(r, "Retry-After");
+	if (strcmp(code, "database_unavailable") == 0 && (!retry || strcmp(retry, "1") != 0))
+		problem_fail(r, file, line, "no Retry-After: 1", status, code);
 	const char *title = it_json_str(r->json, "title");
 	const char *want_title = core_problem_title(core_problem_from_code(code));
 	if (!title || !want_title || strcmp(title, want_title) != 0)

@@ -1,8 +1,9 @@
 /* Prints, as one JSON object, the field descriptions (core/fields.h) of every route that takes a
- * body (handlers/routes.c), keyed "METHOD path", and the values of the rules that accept a
- * closed set. tests/unit/openapi_drift.py compares them
- * with the request schemas of openapi/openapi.yaml. The dump is lossless: every member of a
- * field_spec that validation reads is printed, so a change to a table is a change here. */
+ * body (handlers/routes.c), keyed "METHOD path", with the MCP tool that adapts the route (if
+ * one does: handlers/mcp_tools.c), and the values of the rules that accept a closed set.
+ * tests/unit/openapi_drift.py compares them with the request schemas of openapi/openapi.yaml.
+ * The dump is lossless: every member of a field_spec that validation or a schema reads is
+ * printed (its one-sentence `desc` too), so a change to a table is a change here. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "core/ids.h"
 #include "handlers/api.h"
+#include "handlers/mcp_internal.h"
 
 static const char *const type_names[] = {
 	[F_STRING] = "string", [F_INT] = "int",   [F_NUMBER] = "number",
@@ -35,6 +37,8 @@ static json_t *dump_field(const struct field_spec *f)
 			      f->required, "nullable", f->nullable);
 	if (f->name)
 		json_object_set_new(o, "name", json_string(f->name));
+	if (f->desc)
+		json_object_set_new(o, "desc", json_string(f->desc));
 	switch (f->type) {
 	case F_STRING:
 	case F_INT:
@@ -89,6 +93,15 @@ static json_t *rule_values(void)
 	return json_pack("{s:o}", "must be a known scope", scopes);
 }
 
+/* The name of the MCP tool that adapts route r, or NULL. */
+static const char *tool_of(const struct h_route *r)
+{
+	for (size_t t = 0; t < mcp_tools_count; t++)
+		if (mcp_tool_route(&mcp_tools[t]) == r)
+			return mcp_tools[t].name;
+	return NULL;
+}
+
 int main(void)
 {
 	json_t *all = json_object();
@@ -98,9 +111,12 @@ int main(void)
 			continue;
 		char key[300];
 		snprintf(key, sizeof key, "%s %s", r->method, r->path);
-		json_object_set_new(all, key,
-				    json_pack("{s:o, s:b}", "fields", dump_fields(r->body),
-					      "cross_field_check", r->check != NULL));
+		json_t *route = json_pack("{s:o, s:b}", "fields", dump_fields(r->body),
+					  "cross_field_check", r->check != NULL);
+		const char *tool = tool_of(r);
+		if (tool)
+			json_object_set_new(route, "mcp_tool", json_string(tool));
+		json_object_set_new(all, key, route);
 	}
 	all = json_pack("{s:o, s:o}", "routes", all, "rule_values", rule_values());
 	int rc = json_dumpf(all, stdout, JSON_INDENT(1) | JSON_SORT_KEYS) == 0 ? 0 : 1;

@@ -4,7 +4,8 @@ validate the bodies (core/fields.h, the tables handlers/routes.c names).
 
 Usage: openapi_drift.py [--self-test] --dump <fields_dump or its JSON output> --openapi <yaml>
 
-fields_dump (tests/unit/fields_dump.c) prints every route's body fields as JSON. For each
+fields_dump (tests/unit/fields_dump.c) prints every route's body fields as JSON, with the MCP
+tool that adapts the route (handlers/mcp_tools.c's table), if any. For each
 route, the operation's application/json request schema is resolved ($ref, with sibling
 keywords; oneOf [X, {type: null}] as nullable X) and compared member by member: the set of
 members, which are required, type, nullability, string bounds (minLength; maxLength and
@@ -22,9 +23,21 @@ content and pointer") are the OpenAPI document's oneOf/anyOf/not/dependentRequir
 several forms (oneOf of objects: a relevance check) is compared as the union of its forms,
 which is what the code's table describes.
 
+Descriptions: a field's one sentence for its reader (`desc`, which an MCP tool's input schema
+shows) is the resolved property's `description` in openapi.yaml, exactly (a sibling
+`description` beside a `$ref` overrides the target's); a longer explanation belongs in the
+request schema's own description. Where the code has no desc, the document's description is
+free, and so is that of a map's member named for its meaning (quality_gates' readability).
+Every field of every route must have a desc (an MCP tool shows it to a model, and the API is
+described the same way everywhere): every member, nested ones included, every array item that
+is an object and every map's values; an array's plain items may go without (the array's desc
+says what they are). A desc is one line of plain text (no markdown: a model reads it as it is)
+of at most 160 characters; the bounds are the schema's to state, not the sentence's.
+
 --self-test mutates the dump instead (every field's type, required-ness, nullability,
-bounds, enum values, closedness, uniqueness, key pattern; a field dropped, one added) and
-fails unless every mutation is reported: the comparison cannot silently pass a kind of drift.
+bounds, enum values, closedness, uniqueness, key pattern, desc changed, desc dropped where one
+is required; a field dropped, one added) and fails unless every mutation is reported: the
+comparison cannot silently pass a kind of drift.
 
 Every OpenAPI operation with an application/json body must have a route with a body, and
 the other way round (POST /mcp excepted: JSON-RPC, validated by handlers/mcp.c).
@@ -36,6 +49,8 @@ import sys
 
 import yaml
 
+# The longest desc: one sentence, which a model reads in every tools/list.
+DESC_MAX = 160
 # Keywords that only describe (never refuse a body).
 ANNOTATIONS = {
     "description", "title", "examples", "example", "default", "deprecated", "readOnly",
@@ -131,12 +146,16 @@ class Compare:
         if api != code:
             self.say(where, f"{what}: openapi.yaml says {api!r}, the code {code!r}")
 
-    def field(self, where, f, s):
+    def field(self, where, f, s, named_member=False):
+        """named_member: s is a map's member named for its meaning, which may say more than the
+        map values' desc."""
         s = self.doc.resolve(s)
         types = types_of(s)
         api_nullable = "null" in types or s.get("x-nullable-by-oneof", False) or (
             None in (s.get("enum") or []))
         self.expect(where, "nullable", bool(api_nullable), f["nullable"])
+        if "desc" in f and not named_member:
+            self.expect(where, "description", s.get("description"), f["desc"])
         types.discard("null")
         used = set(ANNOTATIONS) | {"type", "x-nullable-by-oneof"}
         kind = f["type"]
@@ -230,7 +249,7 @@ class Compare:
                     self.field(where + "{}", f["item"], ap)
                 # members named for their meaning are still values of the map
                 for n, p in (s.get("properties") or {}).items():
-                    self.field(f"{where}{{{n}}}", f["item"], p)
+                    self.field(f"{where}{{{n}}}", f["item"], p, named_member=True)
             elif s.get("properties"):
                 self.say(where, "a map of any values in the code, named members in openapi.yaml")
         self.unchecked(where, s, used)
@@ -309,10 +328,35 @@ class Compare:
                                 "not compared with the code (a rule the code may not have)")
 
 
+def desc_required(fields, where):
+    """(where, field) for every field of a table that must have a desc: every member (nested
+    ones included), every array item that is an object, every map's values."""
+    def walk(f, at, must):
+        if must:
+            yield at, f
+        for x in f.get("fields") or []:
+            yield from walk(x, f"{at}.{x['name']}", True)
+        item = f.get("item")
+        if item and f["type"] == "map":
+            yield from walk(item, at + "{}", True)
+        elif item:
+            yield from walk(item, at + "[]", item["type"] == "object")
+    for x in fields:
+        yield from walk(x, f"{where}.{x['name']}", True)
+
+
 def compare(dump, doc):
     """Every disagreement between the dump of fields_dump and the document, as text lines."""
     cmp = Compare(doc, dump["rule_values"])
     routes = dump["routes"]
+    for key in sorted(routes):
+        tool = routes[key].get("mcp_tool")
+        reader = f"a model calling the MCP tool {tool}" if tool else "a client"
+        for where, f in desc_required(routes[key]["fields"], key + " body"):
+            if "desc" not in f:
+                cmp.say(where, f"no desc in the code: {reader} needs one sentence per field")
+            elif len(f["desc"]) > DESC_MAX or any(c in f["desc"] for c in "`*\n"):
+                cmp.say(where, f"desc: one line of plain text, at most {DESC_MAX} characters")
     ops = {}
     for path, item in doc.doc["paths"].items():
         for method, op in item.items():
@@ -336,8 +380,9 @@ def compare(dump, doc):
 
 def mutations(dump):
     """(what, mutated dump) for every way a field table could drift: each field's type,
-    required-ness, nullability, bounds, enum values, closedness, uniqueness, key pattern, a
-    field dropped and a field added, route by route."""
+    required-ness, nullability, bounds, enum values, closedness, uniqueness, key pattern, desc
+    (changed; dropped where one is required), a field dropped and a field added, route by
+    route."""
     def walk(fields, where):
         for i, f in enumerate(fields):
             yield where + [i], f
@@ -361,6 +406,7 @@ def mutations(dump):
 
     for route in dump["routes"]:
         fields = dump["routes"][route]["fields"]
+        required = {id(f) for _, f in desc_required(fields, route)}
         edits = [(f"{route}: a new field", lambda d, r=route: d["routes"][r]["fields"].append(
             {"name": "zz_new", "type": "bool", "required": False, "nullable": False}))]
         for where, f in walk(fields, []):
@@ -399,6 +445,11 @@ def mutations(dump):
             if "key_pattern" in f:
                 edits.append((name + " key pattern", edit(lambda x: x.update(
                     key_pattern="^zz$"))))
+            if "desc" in f:
+                edits.append((name + " desc changed", edit(lambda x: x.update(
+                    desc=x["desc"] + " (changed)"))))
+            if "desc" in f and id(f) in required:
+                edits.append((name + " desc dropped", edit(lambda x: x.pop("desc"))))
         for what, fn in edits:
             d = json.loads(json.dumps(dump))
             fn(d)

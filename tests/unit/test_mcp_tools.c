@@ -24,14 +24,19 @@ static bool in_spec(const struct field_spec *spec, const char *name)
 static void test_every_tool_has_its_route(void **state)
 {
 	(void)state;
-	assert_int_equal(mcp_tools_count, 11);
+	assert_int_equal(mcp_tools_count, 21);
 	for (size_t i = 0; i < mcp_tools_count; i++) {
 		const struct mcp_tool *t = &mcp_tools[i];
 		const struct h_route *route = mcp_tool_route(t);
 		assert_non_null(route);
 		assert_ptr_equal(mcp_tool_find(t->name), t);
 		assert_true(route->scope != 0 && route->scope != H_SCOPE_TOKEN);
-		assert_true(strlen(t->description) > 200); /* written for a model to choose */
+		/* written for a model to choose, short: what every tool shares is in the
+		 * instructions */
+		assert_true(strlen(t->description) > 80 && strlen(t->description) < 320);
+		/* every query argument is described */
+		for (const struct field_spec *q = t->query; q && q->name; q++)
+			assert_non_null(q->desc);
 		for (size_t j = 0; j < i; j++)
 			assert_string_not_equal(mcp_tools[j].name, t->name);
 		/* a path parameter is neither a body field nor a query parameter */
@@ -61,15 +66,41 @@ static void test_describe_by_revision(void **state)
 	json_t *key = json_object_get(json_object_get(in, "properties"), "key");
 	assert_string_equal(json_string_value(json_object_get(key, "pattern")),
 			    "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$");
+	assert_non_null(json_object_get(key, "description"));
+	/* expected_revision is required and nullable in /v1: optional here (absent is null) */
+	json_t *required = json_object_get(in, "required");
+	for (size_t i = 0; i < json_array_size(required); i++)
+		assert_string_not_equal(json_string_value(json_array_get(required, i)),
+					"expected_revision");
 	json_t *out = json_object_get(latest, "outputSchema");
-	assert_int_equal(json_array_size(json_object_get(out, "anyOf")), 2);
+	assert_string_equal(json_string_value(json_object_get(out, "type")), "object");
+	assert_null(json_object_get(out, "anyOf")); /* a refusal has no structuredContent */
 	assert_non_null(json_object_get(latest, "title"));
-	assert_non_null(json_object_get(latest, "annotations"));
+	json_t *ann = json_object_get(latest, "annotations");
+	assert_null(json_object_get(ann, "title")); /* the tool's own title says it */
+	assert_true(json_is_false(json_object_get(ann, "readOnlyHint")));
+	assert_true(json_is_true(json_object_get(ann, "idempotentHint")));
 	json_decref(latest);
 	json_t *mid = mcp_tool_describe(t, MCP_REV_2025_03_26);
 	assert_null(json_object_get(mid, "outputSchema"));
-	assert_non_null(json_object_get(mid, "annotations"));
+	assert_non_null(json_object_get(json_object_get(mid, "annotations"), "title"));
 	json_decref(mid);
+	/* the hints tell the truth (§13) */
+	static const struct {
+		const char *tool;
+		bool read_only, open_world;
+	} hints[] = {{"memory_context", true, false}, {"source_content", true, false},
+		     {"decision_context_retrieve", true, true}, {"source_revoke", false, false},
+		     {"memory_search", true, false}};
+	for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++) {
+		const struct mcp_tool *h = mcp_tool_find(hints[i].tool);
+		assert_non_null(h);
+		assert_int_equal(h->read_only, hints[i].read_only);
+		assert_int_equal(h->open_world, hints[i].open_world);
+	}
+	assert_true(mcp_tool_find("source_revoke")->destructive);
+	assert_true(mcp_tool_find("preference_retire")->destructive);
+	assert_false(mcp_tool_find("source_classify")->destructive);
 	json_t *old = mcp_tool_describe(t, MCP_REV_2024_11_05);
 	assert_null(json_object_get(old, "annotations"));
 	assert_int_equal(json_object_size(old), 3); /* name, description, inputSchema */
@@ -98,7 +129,8 @@ static void test_schema_of_every_type(void **state)
 		{.name = "s", .type = F_STRING, .required = true, .min = 1, .max = 10,
 		 .check = never, .check_reason = "must match ^x$"},
 		{.name = "r", .type = F_STRING, .check = never, .check_reason = "must be safe"},
-		{.name = "i", .type = F_INT, .min = 1, .max = INT64_MAX, .nullable = true},
+		{.name = "i", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX,
+		 .nullable = true, .desc = "An integer."},
 		{.name = "f", .type = F_NUMBER, .min = 1, .max = 120},
 		{.name = "e", .type = F_ENUM, .values = colours, .nullable = true},
 		{.name = "t", .type = F_TIMESTAMP},
@@ -111,23 +143,22 @@ static void test_schema_of_every_type(void **state)
 	json_t *s = mcp_schema_of_fields(spec);
 	char *text = json_dumps(s, JSON_COMPACT | JSON_SORT_KEYS);
 	json_t *p = json_object_get(s, "properties");
+	/* no null unions (an optional value is an absent property); ids' patterns bound them */
 	const char *want[][2] = {
-		{"s", "{\"$comment\":\"at most 10 UTF-8 bytes\",\"maxLength\":10,\"minLength\":1,"
-		      "\"pattern\":\"^x$\",\"type\":\"string\"}"},
-		{"r", "{\"description\":\"must be safe\",\"type\":\"string\"}"},
-		{"i", "{\"minimum\":1,\"type\":[\"integer\",\"null\"]}"},
+		{"s", "{\"pattern\":\"^x$\",\"type\":\"string\"}"},
+		{"r", "{\"type\":\"string\"}"},
+		{"i", "{\"description\":\"An integer.\",\"minimum\":1,\"type\":\"integer\"}"},
 		{"f", "{\"maximum\":120,\"minimum\":1,\"type\":\"number\"}"},
-		{"e", "{\"enum\":[\"red\",\"blue\",null]}"},
+		{"e", "{\"enum\":[\"red\",\"blue\"]}"},
 		{"t", "{\"format\":\"date-time\",\"type\":\"string\"}"},
 		{"o", "{\"additionalProperties\":false,\"properties\":{\"a\":{\"type\":\"boolean\"}},"
 		      "\"required\":[\"a\"],\"type\":\"object\"}"},
 		{"free", "{\"type\":\"object\"}"},
-		{"l", "{\"items\":{\"$comment\":\"at most 8 UTF-8 bytes\",\"maxLength\":8,"
-		      "\"minLength\":1,\"type\":\"string\"},\"maxItems\":2,\"minItems\":1,"
-		      "\"type\":\"array\",\"uniqueItems\":true}"},
-		{"m", "{\"additionalProperties\":{\"$comment\":\"at most 8 UTF-8 bytes\","
-		      "\"maxLength\":8,\"minLength\":1,\"type\":\"string\"},\"maxProperties\":4,"
-		      "\"propertyNames\":{\"pattern\":\"^[a-z]+$\"},\"type\":\"object\"}"},
+		{"l", "{\"items\":{\"maxLength\":8,\"minLength\":1,\"type\":\"string\"},"
+		      "\"maxItems\":2,\"minItems\":1,\"type\":\"array\",\"uniqueItems\":true}"},
+		{"m", "{\"additionalProperties\":{\"maxLength\":8,\"minLength\":1,\"type\":\"string\"},"
+		      "\"maxProperties\":4,\"propertyNames\":{\"pattern\":\"^[a-z]+$\"},"
+		      "\"type\":\"object\"}"},
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
 		char *got = json_dumps(json_object_get(p, want[i][0]), JSON_COMPACT | JSON_SORT_KEYS);

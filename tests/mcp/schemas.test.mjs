@@ -1,0 +1,97 @@
+// ctest mcp_sdk: the tool list is one a model can use (docs/mcp.md "Schemas"): every input
+// property, nested ones included, has a description; no schema has a type union (an optional
+// value is an absent property); the admin tools/list stays under 24 KiB; and the official
+// MCP Inspector CLI's --strict listing (pinned in package.json) reports no portability
+// problem. node --test; nothing skips.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, test } from 'node:test';
+
+import { startServer, token, unique } from './lib.mjs';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const INSPECTOR = join(HERE, 'node_modules', '.bin', 'mcp-inspector');
+const LIST_MAX = 24 * 1024;
+
+let srv, admin, home;
+
+before(async () => {
+  srv = await startServer();
+  admin = token(unique('mcp-schemas'), 'admin');
+  home = mkdtempSync(join(tmpdir(), 'rg-inspector-'));
+});
+after(async () => {
+  rmSync(home, { recursive: true, force: true });
+  assert.equal(await srv.stop(), 0, 'recallgate exits 0 on SIGTERM');
+});
+
+async function toolsList(version) {
+  const res = await fetch(`${srv.url}/mcp`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${admin}`, 'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': version },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  assert.equal(res.status, 200);
+  const text = await res.text();
+  return { bytes: Buffer.byteLength(text), tools: JSON.parse(text).result.tools };
+}
+
+// Calls fn(schema, path) for every subschema of s.
+function walk(s, path, fn) {
+  if (!s || typeof s !== 'object') return;
+  fn(s, path);
+  for (const [k, v] of Object.entries(s.properties ?? {})) walk(v, `${path}.${k}`, fn);
+  if (s.items) walk(s.items, `${path}[]`, fn);
+  if (s.additionalProperties && typeof s.additionalProperties === 'object') {
+    walk(s.additionalProperties, `${path}{}`, fn);
+  }
+  for (const b of [...(s.anyOf ?? []), ...(s.oneOf ?? [])]) walk(b, path, fn);
+}
+
+test('the admin tools/list is under 24 KiB, in every revision', async () => {
+  for (const v of ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']) {
+    const { bytes, tools } = await toolsList(v);
+    assert.equal(tools.length, 21, v);
+    assert.ok(bytes < LIST_MAX, `${v}: tools/list is ${bytes} bytes`);
+  }
+});
+
+test('every input property is described, and no schema has a type union', async () => {
+  const { tools } = await toolsList('2025-11-25');
+  for (const t of tools) {
+    walk(t.inputSchema, t.name, (s, path) => {
+      assert.ok(!Array.isArray(s.type), `${path}: a type union`);
+      for (const [k, v] of Object.entries(s.properties ?? {})) {
+        assert.ok(typeof v.description === 'string' && v.description.length > 10,
+          `${path}.${k} has no description`);
+      }
+    });
+    walk(t.outputSchema, `${t.name}(out)`, (s, path) => {
+      assert.ok(!Array.isArray(s.type), `${path}: a type union`);
+    });
+    assert.ok(!t.description.includes('isError'), `${t.name}: the refusal shape is said once`);
+  }
+});
+
+function inspector(args) {
+  return new Promise((resolve) => {
+    execFile(INSPECTOR, args, {
+      env: { ...process.env, HOME: home, MCP_INSPECTOR_SECRET_STORE: 'memory', NO_COLOR: '1' },
+      timeout: 120_000, maxBuffer: 16 * 1024 * 1024,
+    }, (err, stdout, stderr) => resolve({ code: err ? err.code : 0, stdout, stderr }));
+  });
+}
+
+test('the Inspector CLI --strict listing reports no schema problem', async () => {
+  const r = await inspector(['--cli', '--protocol-era', 'legacy', '--method', 'tools/list',
+    '--strict', '--transport', 'http', '--server-url', `${srv.url}/mcp`,
+    '--header', `Authorization: Bearer ${admin}`]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout).tools.length, 21);
+  assert.doesNotMatch(r.stderr, /Warning|Error: tool|warnings across/, r.stderr);
+});
