@@ -140,7 +140,7 @@ describe('the SDK client with its own OAuth flow', () => {
     assert.ok(!names.includes('source_create'), names.join());
     const r = await reader.client.callTool({ name: 'source_create', arguments: { source_kind: 'note', content: 'x' } });
     assert.equal(r.isError, true);
-    assert.equal(r.structuredContent.code, 'forbidden');
+    assert.equal(JSON.parse(r.content[0].text).code, 'forbidden', 'the problem, as text');
     await reader.client.close();
     await agent.client.close();
   });
