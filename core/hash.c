@@ -124,6 +124,44 @@ bool core_token_shape_valid(const char *s)
 	return n == RG_TOKEN_SIZE - 1 - plen;
 }
 
+static int base64_value(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+bool core_base64_decode(const char *in, size_t len, unsigned char *out, size_t cap,
+			size_t *outlen)
+{
+	if (len % 4 != 0)
+		return false;
+	size_t n = 0;
+	for (size_t i = 0; i < len; i += 4) {
+		unsigned long bits = 0;
+		size_t pad = 0;
+		for (size_t j = 0; j < 4; j++) {
+			int v = 0;
+			if (in[i + j] == '=' && i + 4 == len && j >= 2)
+				pad++; /* "xx==" or "xxx=": only at the end */
+			else if (pad || (v = base64_value(in[i + j])) < 0)
+				return false;
+			bits = bits << 6 | (unsigned long)v;
+		}
+		size_t k = 3 - pad;
+		if (cap - n < k)
+			return false;
+		for (size_t b = 0; b < k; b++)
+			out[n++] = (unsigned char)(bits >> (16 - 8 * b) & 0xff);
+	}
+	*outlen = n;
+	return true;
+}
+
 bool core_equal_ct(const void *a, const void *b, size_t n)
 {
 	return CRYPTO_memcmp(a, b, n) == 0;

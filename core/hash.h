@@ -35,6 +35,10 @@ bool core_new_id(const char *prefix, char out[RG_ID_SIZE]) RG_MUSTCHECK;
 /* true when s has the shape of a token this service issues ("rg_" + 43 base64url). */
 bool core_token_shape_valid(const char *s);
 bool core_new_token(char out[RG_TOKEN_SIZE]) RG_MUSTCHECK;
+/* Decodes len chars of standard, padded base64 (RFC 4648 section 4) into out (cap bytes) and
+ * sets *outlen; false when in is not that or does not fit. */
+bool core_base64_decode(const char *in, size_t len, unsigned char *out, size_t cap,
+			size_t *outlen) RG_MUSTCHECK;
 /* true when a and b (n bytes each) are equal; time does not depend on where they differ. */
 bool core_equal_ct(const void *a, const void *b, size_t n);
 

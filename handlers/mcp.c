@@ -1,8 +1,11 @@
 /* POST /mcp: the Model Context Protocol over its Streamable HTTP transport, stateless (no
  * Mcp-Session-Id: any instance answers any message, so nothing is kept between requests).
  * Every request is answered with one JSON body (application/json, as a stateless server may);
- * notifications and the client's responses get 202 without a body. The tools are in
- * mcp_tools.c and mcp_call.c; docs/mcp.md tells the revisions served and why. */
+ * notifications and the client's responses get 202 without a body. A dual-era endpoint: a
+ * message of revision 2026-07-28 (a _meta protocol-version claim, or that MCP-Protocol-Version)
+ * goes to mcp_modern.c; the legacy revisions, with their initialize handshake, are served
+ * here. The tools are in mcp_tools.c and mcp_call.c; docs/mcp.md tells the revisions served
+ * and why. */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -11,7 +14,7 @@
 #include "core/jsonx.h"
 #include "handlers/common.h"
 #include "handlers/handlers.h"
-#include "handlers/mcp_internal.h"
+#include "handlers/mcp_rpc.h"
 
 #ifndef RG_VERSION
 #define RG_VERSION "0"
@@ -21,21 +24,17 @@
  * none); the body's size limit (RECALLGATE_MAX_BODY) applies first. */
 #define MCP_BATCH_MAX 32
 
-/* JSON-RPC 2.0's error codes, and the one the transport uses for an HTTP-level refusal
- * (what the official TypeScript SDK's server answers). */
-#define RPC_PARSE_ERROR (-32700)
-#define RPC_INVALID_REQUEST (-32600)
-#define RPC_METHOD_NOT_FOUND (-32601)
-#define RPC_INVALID_PARAMS (-32602)
-#define RPC_TRANSPORT_REFUSED (-32000)
-
 static const char *const revisions[] = {
 	[MCP_REV_2024_11_05] = "2024-11-05",
 	[MCP_REV_2025_03_26] = "2025-03-26",
 	[MCP_REV_2025_06_18] = "2025-06-18",
 	[MCP_REV_2025_11_25] = "2025-11-25",
+	[MCP_REV_2026_07_28] = "2026-07-28",
 };
-#define MCP_REV_LATEST MCP_REV_2025_11_25
+#define MCP_REV_COUNT (sizeof revisions / sizeof revisions[0])
+/* What initialize negotiates when the client asks for a revision it cannot have: the latest
+ * with a handshake (2026-07-28 has none: versioning, "Backward Compatibility"). */
+#define MCP_REV_LATEST_LEGACY MCP_REV_2025_11_25
 /* Without MCP-Protocol-Version a server assumes 2025-03-26 (Streamable HTTP, "Protocol
  * Version Header"). */
 #define MCP_REV_ASSUMED MCP_REV_2025_03_26
@@ -58,54 +57,86 @@ static const char instructions[] =
 	"arguments). Writes take expected_revision, the current revision from a read; "
 	"source_create and derivative_create take an operation_id that makes a retry safe.";
 
-/* The revision a version string names, or -1. */
-static int revision_of(const char *s)
+int mcp_revision_of(const char *s)
 {
-	for (size_t i = 0; s && i < sizeof revisions / sizeof revisions[0]; i++)
+	for (size_t i = 0; s && i < MCP_REV_COUNT; i++)
 		if (strcmp(revisions[i], s) == 0)
 			return (int)i;
 	return -1;
 }
-
-enum msg_kind { MSG_INVALID, MSG_REQUEST, MSG_NOTIFICATION, MSG_RESPONSE };
 
 static bool valid_id(const json_t *id)
 {
 	return json_is_string(id) || json_is_integer(id); /* MCP: never null */
 }
 
-static enum msg_kind classify(const json_t *m)
+enum mcp_msg_kind mcp_classify(const json_t *m)
 {
 	if (!json_is_object(m) ||
 	    !json_is_string(json_object_get(m, "jsonrpc")) ||
 	    strcmp(json_string_value(json_object_get(m, "jsonrpc")), "2.0") != 0)
-		return MSG_INVALID;
+		return MCP_MSG_INVALID;
 	const json_t *method = json_object_get(m, "method"), *id = json_object_get(m, "id");
 	if (method) {
 		if (!json_is_string(method))
-			return MSG_INVALID;
+			return MCP_MSG_INVALID;
 		if (id == NULL)
-			return MSG_NOTIFICATION;
-		return valid_id(id) ? MSG_REQUEST : MSG_INVALID;
+			return MCP_MSG_NOTIFICATION;
+		return valid_id(id) ? MCP_MSG_REQUEST : MCP_MSG_INVALID;
 	}
 	bool result = json_object_get(m, "result") != NULL, error = json_object_get(m, "error") != NULL;
 	if (id && (valid_id(id) || json_is_null(id)) && result != error)
-		return MSG_RESPONSE;
-	return MSG_INVALID;
+		return MCP_MSG_RESPONSE;
+	return MCP_MSG_INVALID;
 }
 
-/* new: {"jsonrpc":"2.0","id":id,"error":{code,message}}; id borrowed (NULL: null). */
-static json_t *rpc_error(const json_t *id, int code, const char *message)
+json_t *mcp_rpc_error(const json_t *id, int code, const char *message)
 {
 	return json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
 			 id && valid_id(id) ? id : json_null(), "error", "code", code, "message",
 			 message);
 }
 
-/* new: a result; steals result. */
-static json_t *rpc_result(const json_t *id, json_t *result)
+/* new: the version strings of every revision served, newest first. */
+static json_t *served_revisions(void)
+{
+	json_t *versions = json_array();
+	for (size_t i = MCP_REV_COUNT; i-- > 0;)
+		json_array_append_new(versions, json_string(revisions[i]));
+	return versions;
+}
+
+json_t *mcp_unsupported_version(const json_t *id, const char *requested)
+{
+	json_t *e = mcp_rpc_error(id, RPC_UNSUPPORTED_VERSION, "Unsupported protocol version");
+	json_t *data = json_pack("{s:o}", "supported", served_revisions());
+	if (requested)
+		json_object_set_new(data, "requested", json_string(requested));
+	json_object_set_new(json_object_get(e, "error"), "data", data);
+	return e;
+}
+
+json_t *mcp_rpc_result(const json_t *id, json_t *result)
 {
 	return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
+}
+
+json_t *mcp_server_info(void)
+{
+	return json_pack("{s:s, s:s}", "name", "recallgate", "version", RG_VERSION);
+}
+
+/* new: what the server offers: tools only, whose list never changes while it runs. */
+static json_t *capabilities(void)
+{
+	return json_pack("{s:{s:b}}", "tools", "listChanged", 0);
+}
+
+json_t *mcp_discover_result(void)
+{
+	return json_pack("{s:o, s:o, s:o, s:s}", "supportedVersions", served_revisions(),
+			 "capabilities", capabilities(), "serverInfo", mcp_server_info(),
+			 "instructions", instructions);
 }
 
 static bool is_initialize(const json_t *m)
@@ -118,83 +149,92 @@ static json_t *initialize(const json_t *id, const json_t *params)
 {
 	const char *asked = json_string_value(json_object_get(params, "protocolVersion"));
 	if (asked == NULL)
-		return rpc_error(id, RPC_INVALID_PARAMS, "params.protocolVersion must be a string");
-	/* The client's revision when we speak it, else our latest: the client decides. */
-	int rev = revision_of(asked);
-	return rpc_result(
-		id, json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s}, s:s}", "protocolVersion",
-			      revisions[rev >= 0 ? rev : MCP_REV_LATEST], "capabilities", "tools",
-			      "listChanged", 0, "serverInfo", "name", "recallgate", "version",
-			      RG_VERSION, "instructions", instructions));
+		return mcp_rpc_error(id, RPC_INVALID_PARAMS,
+				     "params.protocolVersion must be a string");
+	/* The client's revision when we speak it with a handshake, else our latest that has one:
+	 * the client decides. */
+	int rev = mcp_revision_of(asked);
+	if (rev < 0 || rev > MCP_REV_LATEST_LEGACY)
+		rev = MCP_REV_LATEST_LEGACY;
+	return mcp_rpc_result(id, json_pack("{s:s, s:o, s:o, s:s}", "protocolVersion",
+					    revisions[rev], "capabilities", capabilities(),
+					    "serverInfo", mcp_server_info(), "instructions",
+					    instructions));
 }
 
 /* Only the tools whose route's scope the token holds. One page: there is no cursor. */
-static json_t *tools_list(const struct h_ctx *ctx, const json_t *id, const json_t *params,
-			  enum mcp_revision rev)
+json_t *mcp_tools_list(const struct h_ctx *ctx, const json_t *id, const json_t *params,
+		       enum mcp_revision rev)
 {
 	if (json_object_get(params, "cursor"))
-		return rpc_error(id, RPC_INVALID_PARAMS, "params.cursor is not a cursor of this server");
+		return mcp_rpc_error(id, RPC_INVALID_PARAMS,
+				     "params.cursor is not a cursor of this server");
 	json_t *tools = json_array();
 	for (size_t i = 0; i < mcp_tools_count; i++) {
 		const struct h_route *route = mcp_tool_route(&mcp_tools[i]);
 		if (route && core_scope_allows(ctx->scopes, route->scope))
 			json_array_append_new(tools, mcp_tool_describe(&mcp_tools[i], rev));
 	}
-	return rpc_result(id, json_pack("{s:o}", "tools", tools));
+	return mcp_rpc_result(id, json_pack("{s:o}", "tools", tools));
 }
 
-static json_t *tools_call(struct h_ctx *ctx, const json_t *id, const json_t *params,
-			  enum mcp_revision rev, bool charge)
+json_t *mcp_tools_call(struct h_ctx *ctx, const json_t *id, const json_t *params,
+		       enum mcp_revision rev, bool charge)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
 	const json_t *args = json_object_get(params, "arguments");
 	if (name == NULL)
-		return rpc_error(id, RPC_INVALID_PARAMS, "params.name must be a string");
+		return mcp_rpc_error(id, RPC_INVALID_PARAMS, "params.name must be a string");
 	const struct mcp_tool *t = mcp_tool_find(name);
 	if (t == NULL)
-		return rpc_error(id, RPC_INVALID_PARAMS, "Unknown tool: see tools/list");
+		return mcp_rpc_error(id, RPC_INVALID_PARAMS, "Unknown tool: see tools/list");
 	if (args && !json_is_object(args))
-		return rpc_error(id, RPC_INVALID_PARAMS, "params.arguments must be an object");
+		return mcp_rpc_error(id, RPC_INVALID_PARAMS, "params.arguments must be an object");
 	json_t *empty = json_object();
 	json_t *result = mcp_tool_call(ctx, t, args ? args : empty, rev, charge);
 	json_decref(empty);
-	return rpc_result(id, result);
+	return mcp_rpc_result(id, result);
 }
 
-/* The answer to one message (new), or NULL when it gets none (a notification, a response).
+/* The answer to one message of a legacy revision (new), or NULL when it gets none (a
+ * notification, a response).
  * calls counts a batch's tool calls (NULL: not a batch): the HTTP request paid the rate limit
  * for the first; each later one pays its own. */
 static json_t *answer(struct h_ctx *ctx, const json_t *m, enum mcp_revision rev,
 		      unsigned *calls)
 {
 	bool in_batch = calls != NULL;
-	enum msg_kind kind = classify(m);
-	if (kind == MSG_NOTIFICATION || kind == MSG_RESPONSE)
+	enum mcp_msg_kind kind = mcp_classify(m);
+	if (kind == MCP_MSG_NOTIFICATION || kind == MCP_MSG_RESPONSE)
 		return NULL; /* notifications/initialized, cancelled, ...: nothing to do */
 	const json_t *id = json_object_get(m, "id");
-	if (kind == MSG_INVALID)
-		return rpc_error(id, RPC_INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 message");
+	if (kind == MCP_MSG_INVALID)
+		return mcp_rpc_error(id, RPC_INVALID_REQUEST,
+				     "Invalid request: not a JSON-RPC 2.0 message");
+	if (in_batch && mcp_envelope_claim(m))
+		return mcp_rpc_error(id, RPC_INVALID_REQUEST,
+				     "Invalid request: a 2026-07-28 message is never part of a batch");
 	const char *method = json_string_value(json_object_get(m, "method"));
 	const json_t *params = json_object_get(m, "params");
 	if (params && !json_is_object(params))
-		return rpc_error(id, RPC_INVALID_PARAMS, "params must be an object");
+		return mcp_rpc_error(id, RPC_INVALID_PARAMS, "params must be an object");
 	if (strcmp(method, "initialize") == 0)
-		return in_batch ? rpc_error(id, RPC_INVALID_REQUEST,
-					    "initialize must not be part of a batch")
+		return in_batch ? mcp_rpc_error(id, RPC_INVALID_REQUEST,
+						"initialize must not be part of a batch")
 				: initialize(id, params);
 	if (strcmp(method, "ping") == 0)
-		return rpc_result(id, json_object());
+		return mcp_rpc_result(id, json_object());
 	if (strcmp(method, "tools/list") == 0)
-		return tools_list(ctx, id, params, rev);
+		return mcp_tools_list(ctx, id, params, rev);
 	if (strcmp(method, "tools/call") == 0)
-		return tools_call(ctx, id, params, rev, in_batch && (*calls)++ > 0);
-	return rpc_error(id, RPC_METHOD_NOT_FOUND, "Method not found");
+		return mcp_tools_call(ctx, id, params, rev, in_batch && (*calls)++ > 0);
+	return mcp_rpc_error(id, RPC_METHOD_NOT_FOUND, "Method not found");
 }
 
 /* An HTTP-level refusal with a JSON-RPC error body without id. */
 static void refuse(struct h_ctx *ctx, int status, int code, const char *message)
 {
-	h_reply(ctx, status, rpc_error(NULL, code, message));
+	h_reply(ctx, status, mcp_rpc_error(NULL, code, message));
 }
 
 static bool media_is(const char *value, const char *want)
@@ -252,13 +292,18 @@ void h_mcp(struct h_ctx *ctx)
 		refuse(ctx, 400, RPC_PARSE_ERROR, "Parse error: the body is not valid JSON");
 		return;
 	}
-	/* The header names the revision of every message after initialize. */
+	/* The era is chosen per message (versioning, "Backward Compatibility"): a _meta claim or
+	 * a 2026-07-28 header makes it modern; else the header names the legacy revision of
+	 * every message after initialize. */
 	const char *version = ctx->header(ctx, "MCP-Protocol-Version");
-	int rev = revision_of(version);
+	int rev = mcp_revision_of(version);
+	if (json_is_object(msg) && (mcp_envelope_claim(msg) || rev == MCP_REV_2026_07_28)) {
+		mcp_modern_serve(ctx, msg, version);
+		goto out;
+	}
 	if (version && rev < 0 && !(json_is_object(msg) && is_initialize(msg))) {
-		refuse(ctx, 400, RPC_TRANSPORT_REFUSED,
-		       "Bad Request: unsupported MCP-Protocol-Version (this server speaks "
-		       "2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)");
+		/* The modern error, which a dual-era client recognises, for every era. */
+		h_reply(ctx, 400, mcp_unsupported_version(NULL, version));
 		goto out;
 	}
 	if (rev < 0)
@@ -292,7 +337,7 @@ void h_mcp(struct h_ctx *ctx)
 	if (a == NULL)
 		ctx->status = 202;
 	else
-		h_reply(ctx, classify(msg) == MSG_INVALID ? 400 : 200, a);
+		h_reply(ctx, mcp_classify(msg) == MCP_MSG_INVALID ? 400 : 200, a);
 out:
 	json_decref(msg);
 }

@@ -13,7 +13,8 @@ enum mcp_revision {
 	MCP_REV_2024_11_05 = 0,
 	MCP_REV_2025_03_26, /* Streamable HTTP; batches; tool annotations */
 	MCP_REV_2025_06_18, /* no batches; structuredContent, outputSchema, title */
-	MCP_REV_2025_11_25, /* the latest the pinned SDK client and the conformance suite speak */
+	MCP_REV_2025_11_25, /* the last legacy revision: initialize handshake (versioning, "Legacy") */
+	MCP_REV_2026_07_28, /* modern: stateless, _meta on every request, no initialize (mcp_modern.c) */
 };
 
 /* One tool: a thin adapter over one /v1 route (found by method and path in h_routes). */

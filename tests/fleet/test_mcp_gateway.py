@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""One MCP client, two instances behind the gateway (docs/mcp.md, issue 13).
+"""MCP clients of both eras, two instances behind the gateway (docs/mcp.md, issues 13, 23).
 
-The official SDK client (tests/mcp/gateway_client.mjs, the pinned @modelcontextprotocol/sdk)
-connects to /mcp through nginx, lists the tools and makes twelve tool calls. The transport is
+The official SDK clients (tests/mcp/gateway_client.mjs: the pinned legacy
+@modelcontextprotocol/sdk, then the modern @modelcontextprotocol/client speaking 2026-07-28)
+connect to /mcp through nginx, list the tools and make twelve tool calls each. The transport is
 stateless, so nginx's round robin may send each message to either instance: both must have
 answered MCP messages, and every call must have succeeded.
 """
@@ -29,13 +30,14 @@ def test():
         if p.returncode != 0:
             fleet.fail(f"the SDK client failed through the gateway: {p.stderr.strip()[-1500:]}")
         seen = json.loads(p.stdout.strip().splitlines()[-1])
-        if seen["calls"] != 12 or "memory_search" not in seen["tools"]:
-            fleet.fail(f"the client saw {seen}")
+        for era in ("legacy", "modern"):
+            if seen[era]["calls"] != 12 or "memory_search" not in seen[era]["tools"]:
+                fleet.fail(f"the {era} client saw {seen[era]}")
         counts = [fleet.requests_served(i, 'route="/mcp"') for i in f.instances]
-        if min(counts) < 3:
-            fleet.fail(f"MCP messages per instance {counts}: one client was not served by both")
-        fleet.log(f"one SDK client through nginx: tools {len(seen['tools'])}, 12 calls, MCP "
-                  f"messages per instance {counts}")
+        if min(counts) < 6:
+            fleet.fail(f"MCP messages per instance {counts}: the clients were not served by both")
+        fleet.log(f"SDK clients of both eras through nginx: tools {len(seen['modern']['tools'])}, "
+                  f"12 calls each, MCP messages per instance {counts}")
 
 
 if __name__ == "__main__":

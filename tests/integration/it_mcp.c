@@ -1,6 +1,6 @@
 /*
- * it_mcp — the edges of POST /mcp (docs/mcp.md): MCP-Protocol-Version (unsupported → 400,
- * absent → 2025-03-26), version negotiation, Origin (403 outside RECALLGATE_CORS_ORIGINS and
+ * it_mcp — the edges of POST /mcp (docs/mcp.md): MCP-Protocol-Version (unsupported → 400
+ * -32022, absent → 2025-03-26), version negotiation, Origin (403 outside RECALLGATE_CORS_ORIGINS and
  * this server's own loopback origin), 401 with WWW-Authenticate, 202 for notifications and
  * client responses, JSON-RPC error codes for malformed input, GET/DELETE 405, 415 and 406,
  * batches by revision, the tool list by scope, every limit at its edge (batch size, body
@@ -128,14 +128,16 @@ static void test_version_header(void **state)
 {
 	(void)state;
 	struct it_resp r;
-	const char *bad[] = {"MCP-Protocol-Version: 2026-07-28", NULL};
-	post(admin, list, bad, &r);
-	expect_rpc_error(&r, 400, -32000);
-	IT_CHECK(it_json_has_null(r.json, "id"), "an HTTP-level error has id null: %s", r.body);
+	/* 2026-07-28 without its _meta: invalid params (tests/mcp/modern.test.mjs has the rest) */
+	const char *modern[] = {"MCP-Protocol-Version: 2026-07-28", NULL};
+	post(admin, list, modern, &r);
+	expect_rpc_error(&r, 400, -32602);
 	it_resp_free(&r);
+	/* an unknown revision: the modern UnsupportedProtocolVersion, id null (HTTP-level) */
 	const char *junk[] = {"MCP-Protocol-Version: not-a-version", NULL};
 	post(admin, ping, junk, &r);
-	expect_rpc_error(&r, 400, -32000);
+	expect_rpc_error(&r, 400, -32022);
+	IT_CHECK(it_json_has_null(r.json, "id"), "an HTTP-level error has id null: %s", r.body);
 	it_resp_free(&r);
 
 	/* What tools/list shows follows the revision: absent = 2025-03-26 (annotations, no

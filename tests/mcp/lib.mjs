@@ -1,10 +1,14 @@
 // Helpers for the MCP tests: the real recallgate binary on a free port against the migrated
 // PostgreSQL of DATABASE_URL, and tokens, both from scripts/rg-launch (as every harness), /v1
-// calls with fetch, an SDK client, and a small loopback proxy. Nothing here skips: a missing
-// binary, database or package is an error.
+// calls with fetch, an SDK client of each era, and a small loopback proxy. Nothing here
+// skips: a missing binary, database or package is an error.
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernTransport,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
@@ -49,6 +53,19 @@ export async function connect(mcpUrl, tok) {
     requestInit: { headers: { Authorization: `Bearer ${tok}` } },
   });
   const client = new Client({ name: 'recallgate-mcp-tests', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+// The official modern SDK client (@modelcontextprotocol/client, revision 2026-07-28) connected
+// over Streamable HTTP with the bearer token. versionNegotiation: { mode: { pin: '2026-07-28' } }
+// (modern or fail) or { mode: 'auto' } (probe with server/discover, fall back to initialize).
+export async function connectModern(mcpUrl, tok, versionNegotiation = { mode: { pin: '2026-07-28' } }) {
+  const transport = new ModernTransport(new URL(mcpUrl), {
+    requestInit: { headers: { Authorization: `Bearer ${tok}` } },
+  });
+  const client = new ModernClient({ name: 'recallgate-mcp-tests', version: '1.0.0' },
+    { versionNegotiation });
   await client.connect(transport);
   return { client, transport };
 }

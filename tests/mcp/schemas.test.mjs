@@ -29,12 +29,17 @@ after(async () => {
   assert.equal(await srv.stop(), 0, 'recallgate exits 0 on SIGTERM');
 });
 
+// tools/list as a client of that revision sends it (2026-07-28: _meta and Mcp-Method).
 async function toolsList(version) {
+  const modern = version === '2026-07-28';
+  const params = modern ? { _meta: { 'io.modelcontextprotocol/protocolVersion': version,
+    'io.modelcontextprotocol/clientCapabilities': {} } } : undefined;
   const res = await fetch(`${srv.url}/mcp`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${admin}`, 'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': version },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': version,
+      ...(modern ? { 'Mcp-Method': 'tools/list' } : {}) },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params }),
   });
   assert.equal(res.status, 200);
   const text = await res.text();
@@ -54,7 +59,7 @@ function walk(s, path, fn) {
 }
 
 test('the admin tools/list is under 24 KiB, in every revision', async () => {
-  for (const v of ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']) {
+  for (const v of ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']) {
     const { bytes, tools } = await toolsList(v);
     assert.equal(tools.length, 21, v);
     assert.ok(bytes < LIST_MAX, `${v}: tools/list is ${bytes} bytes`);

@@ -219,6 +219,34 @@ static void test_equal_ct(void **state)
 	assert_false(core_equal_ct(h1, h2, 64));
 }
 
+/* RFC 4648 section 10's vectors, then what must be refused: a length off 4, a character off
+ * the alphabet (base64url's included), padding before the end, and a buffer too small. */
+static void test_base64_decode(void **state)
+{
+	(void)state;
+	static const char *const ok[][2] = {
+		{"", ""},	  {"Zg==", "f"},	{"Zm8=", "fo"},	  {"Zm9v", "foo"},
+		{"Zm9vYg==", "foob"}, {"Zm9vYmE=", "fooba"}, {"Zm9vYmFy", "foobar"},
+	};
+	unsigned char out[16];
+	size_t n;
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		assert_true(core_base64_decode(ok[i][0], strlen(ok[i][0]), out, sizeof out, &n));
+		assert_int_equal(n, strlen(ok[i][1]));
+		assert_memory_equal(out, ok[i][1], n);
+	}
+	assert_true(core_base64_decode("/+8=", 4, out, sizeof out, &n));
+	assert_int_equal(n, 2);
+	assert_int_equal(out[0], 0xff);
+	assert_int_equal(out[1], 0xef);
+	static const char *const bad[] = {"Zg", "Zg=", "Zm9vY", "Zm9v_-8=", "Zm9v-w==",
+					  "Z===", "Zg==Zm9v", "Zm=v", "Zm 9"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		assert_false(core_base64_decode(bad[i], strlen(bad[i]), out, sizeof out, &n));
+	assert_false(core_base64_decode("Zm9vYmFy", 8, out, 5, &n));
+	assert_true(core_base64_decode("Zm9vYmFy", 8, out, 6, &n));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +260,7 @@ int main(void)
 		cmocka_unit_test(test_token_format),
 		cmocka_unit_test(test_tokens_are_canonical_and_distinct),
 		cmocka_unit_test(test_equal_ct),
+		cmocka_unit_test(test_base64_decode),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
