@@ -240,6 +240,11 @@ struct h_request {
  * set in ctx, answered as a handler's. in->body and in->errors are taken either way. */
 bool h_gate(struct h_ctx *ctx, struct h_request *in) RG_MUSTCHECK;
 
+/* Sets up GET /.well-known/oauth-protected-resource (handlers/ops.c) for an OAuth issuer and
+ * the resource (the public URL of /mcp), both borrowed for the call; an empty or NULL issuer
+ * turns it off (404) and frees what it held. false when out of memory. */
+bool h_oauth_configure(const char *issuer, const char *resource) RG_MUSTCHECK;
+
 /* The route table (handlers/routes.c). */
 extern const struct h_route h_routes[];
 extern const size_t h_routes_count;

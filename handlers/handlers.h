@@ -13,6 +13,8 @@ void h_healthz(struct h_ctx *ctx);
 void h_readyz(struct h_ctx *ctx);
 void h_metrics(struct h_ctx *ctx);
 void h_openapi(struct h_ctx *ctx);
+/* GET /.well-known/oauth-protected-resource (RFC 9728); 404 while OAuth is off. */
+void h_oauth_resource_metadata(struct h_ctx *ctx);
 void h_ui_redirect(struct h_ctx *ctx);
 void h_ui_index(struct h_ctx *ctx);
 void h_ui_file(struct h_ctx *ctx);

@@ -1,6 +1,9 @@
 /* Operations (openapi/openapi.yaml "Operations"): no authentication. */
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "core/ids.h"
 #include "db/embedded.h"
 #include "db/migrate.h"
 #include "handlers/common.h"
@@ -56,5 +59,41 @@ void h_openapi(struct h_ctx *ctx)
 	ctx->content_type = "application/yaml";
 	ctx->raw = (char *)rg_openapi_yaml;
 	ctx->raw_len = rg_openapi_yaml_len;
+	ctx->raw_static = true;
+}
+
+/* RFC 9728 protected resource metadata (docs/mcp.md, "OAuth 2.1"): built once by h_oauth_configure, served
+ * as it is. NULL while OAuth is off. */
+static char *resource_metadata;
+static size_t resource_metadata_len;
+
+bool h_oauth_configure(const char *issuer, const char *resource)
+{
+	free(resource_metadata);
+	resource_metadata = NULL;
+	if (issuer == NULL || issuer[0] == '\0')
+		return true;
+	json_t *scopes = json_array();
+	for (unsigned i = 0; scopes && i < RG_SCOPE_COUNT; i++)
+		json_array_append_new(scopes, json_string(core_scope_name(i)));
+	json_t *doc = json_pack("{s:s, s:[s], s:o, s:[s], s:s}", "resource", resource,
+				"authorization_servers", issuer, "scopes_supported", scopes,
+				"bearer_methods_supported", "header", "resource_name", "recallgate");
+	resource_metadata = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	resource_metadata_len = resource_metadata ? strlen(resource_metadata) : 0;
+	return resource_metadata != NULL;
+}
+
+void h_oauth_resource_metadata(struct h_ctx *ctx)
+{
+	if (resource_metadata == NULL) {
+		h_problem(ctx, PROBLEM_NOT_FOUND, "OAuth is not configured on this server.", NULL);
+		return;
+	}
+	ctx->status = 200;
+	ctx->content_type = "application/json";
+	ctx->raw = resource_metadata;
+	ctx->raw_len = resource_metadata_len;
 	ctx->raw_static = true;
 }

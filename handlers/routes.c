@@ -24,6 +24,9 @@ const struct h_route h_routes[] = {
 	ROUTE_ELASTIC("GET", "/readyz", h_readyz, 0, NULL),
 	ROUTE_INLINE("GET", "/metrics", h_metrics),
 	ROUTE_INLINE("GET", "/openapi.yaml", h_openapi),
+	/* RFC 9728: the root form the 401s name, and the path form of the resource /mcp. */
+	ROUTE_INLINE("GET", "/.well-known/oauth-protected-resource", h_oauth_resource_metadata),
+	ROUTE_INLINE("GET", "/.well-known/oauth-protected-resource/mcp", h_oauth_resource_metadata),
 	ROUTE_INLINE("GET", "/ui", h_ui_redirect),
 	ROUTE_INLINE("GET", "/ui/", h_ui_index),
 	ROUTE_INLINE("GET", "/ui/{file}", h_ui_file),

@@ -13,6 +13,7 @@
 #include "core/ids.h"
 #include "db/tokens.h"
 #include "server/clock.h"
+#include "server/oauth.h"
 
 #define CACHE_SLOTS 1024
 
@@ -113,16 +114,35 @@ void auth_cache_enable(bool on)
 	}
 }
 
+/* The bearer token of an Authorization header value, or NULL. */
+static const char *bearer_token(const char *authorization)
+{
+	if (authorization == NULL || strncasecmp(authorization, "Bearer ", 7) != 0)
+		return NULL;
+	const char *token = authorization + 7;
+	while (*token == ' ')
+		token++;
+	return token;
+}
+
+/* An OAuth access token (server/oauth.c) when OAuth is on and the bearer token is a JWT:
+ * true with its verdict in *st. A JWT is never looked up among recallgate's own tokens. */
+static bool oauth_token(const char *authorization, bool may_fetch, struct auth_principal *out,
+			enum rg_status *st)
+{
+	const char *token = bearer_token(authorization);
+	if (token == NULL || !oauth_enabled() || !oauth_token_is_jwt(token))
+		return false;
+	*st = oauth_verify(token, may_fetch, out);
+	return true;
+}
+
 /* The token's digest from an Authorization header value; false when the header is missing
  * or holds anything this service never issues (refused without a database query). */
 static bool token_digest(const char *authorization, unsigned char digest[32])
 {
-	if (authorization == NULL || strncasecmp(authorization, "Bearer ", 7) != 0)
-		return false;
-	const char *token = authorization + 7;
-	while (*token == ' ')
-		token++;
-	if (!core_token_shape_valid(token))
+	const char *token = bearer_token(authorization);
+	if (token == NULL || !core_token_shape_valid(token))
 		return false;
 	core_sha256(token, strlen(token), digest);
 	return true;
@@ -131,6 +151,9 @@ static bool token_digest(const char *authorization, unsigned char digest[32])
 enum rg_status auth_verify_cached(const char *authorization, struct auth_principal *out)
 {
 	unsigned char digest[32];
+	enum rg_status st;
+	if (oauth_token(authorization, false, out, &st))
+		return st; /* a fetch of the issuer's keys waits for a lane: RG_NEEDS_DATABASE */
 	if (!token_digest(authorization, digest))
 		return RG_NOT_FOUND;
 	return cache_get(digest, out) ? RG_OK : RG_NEEDS_DATABASE;
@@ -142,6 +165,9 @@ enum rg_status auth_verify(struct db_pool *pool, const char *authorization,
 	unsigned char digest[32];
 	char hex[65];
 	*conn = NULL;
+	enum rg_status jwt_st;
+	if (oauth_token(authorization, true, out, &jwt_st))
+		return jwt_st;
 	if (!token_digest(authorization, digest))
 		return RG_NOT_FOUND;
 	if (cache_get(digest, out))

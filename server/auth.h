@@ -17,13 +17,17 @@ struct auth_principal {
 void auth_init(void);
 void auth_shutdown(void);
 
-/* Verifies an Authorization header value without the database, for the I/O threads. RG_OK
- * fills *out (a cached token); RG_NOT_FOUND for a missing or malformed header (→ 401);
- * RG_NEEDS_DATABASE when only the database can say (call auth_verify from a worker). */
+/* Verifies an Authorization header value without the database or the network, for the I/O
+ * threads. RG_OK fills *out (a cached token, or an OAuth JWT whose key is cached);
+ * RG_NOT_FOUND for a missing or malformed header or a refused JWT (→ 401); RG_NEEDS_DATABASE
+ * when only the database, or a fetch of the OAuth issuer's keys, can say (call auth_verify
+ * from a lane). */
 enum rg_status auth_verify_cached(const char *authorization,
 				  struct auth_principal *out) RG_MUSTCHECK;
-/* Verifies an Authorization header value. RG_OK fills *out; RG_NOT_FOUND for a missing,
- * malformed, unknown or deleted token (→ 401); RG_UNAVAILABLE when the database cannot say.
+/* Verifies an Authorization header value: recallgate's own token, or an OAuth JWT
+ * (server/oauth.h; it may fetch the issuer's keys). RG_OK fills *out; RG_NOT_FOUND for a
+ * missing, malformed, unknown or deleted token (→ 401); RG_UNAVAILABLE when the database
+ * cannot say.
  * When it had to ask the database, *conn is the connection it borrowed, still held for the
  * request's handler (the caller releases it); else NULL. */
 enum rg_status auth_verify(struct db_pool *pool, const char *authorization,

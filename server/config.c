@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum cfg_kind { CFG_UINT, CFG_ADDR, CFG_LEVEL, CFG_BOOL, CFG_ORIGINS, CFG_URL };
+enum cfg_kind { CFG_UINT, CFG_ADDR, CFG_LEVEL, CFG_BOOL, CFG_ORIGINS, CFG_URL, CFG_ISSUER,
+		CFG_RESOURCE, CFG_CLAIM };
 
 static const struct cfg_entry {
 	const char *env;
@@ -68,6 +69,20 @@ static const struct cfg_entry {
 	 offsetof(struct rg_config, max_streams_per_tenant),
 	 "event streams one tenant may hold open at once on this instance, over it 503 "
 	 "too_many_streams; 0: a quarter of RECALLGATE_MAX_STREAMS, at least 1"},
+	{"RECALLGATE_OAUTH_ISSUER", CFG_ISSUER, 0, 0, "", offsetof(struct rg_config, oauth_issuer),
+	 "OAuth authorization server whose JWT access tokens are accepted beside recallgate's own "
+	 "(an https URL; http only on a loopback host); empty: OAuth off"},
+	{"RECALLGATE_OAUTH_JWKS_REFETCH", CFG_UINT, 1, 3600, "60",
+	 offsetof(struct rg_config, oauth_jwks_refetch),
+	 "seconds at least between two fetches of the issuer's signing keys (a token with an "
+	 "unknown key id triggers one)"},
+	{"RECALLGATE_OAUTH_RESOURCE", CFG_RESOURCE, 0, 0, "",
+	 offsetof(struct rg_config, oauth_resource),
+	 "the public URL of /mcp, the audience tokens must name (required with "
+	 "RECALLGATE_OAUTH_ISSUER)"},
+	{"RECALLGATE_OAUTH_TENANT_CLAIM", CFG_CLAIM, 0, 0, "tenant",
+	 offsetof(struct rg_config, oauth_tenant_claim),
+	 "the access token claim that names the caller's tenant"},
 	{"RECALLGATE_RATE_BURST", CFG_UINT, 0, 1000000, "0", offsetof(struct rg_config, rate_burst),
 	 "the most requests a token may make at once (its bucket); 0: the same as "
 	 "RECALLGATE_RATE_LIMIT, one second's worth"},
@@ -154,6 +169,54 @@ static bool parse_origins(struct rg_config *cfg, const char *s)
 	}
 }
 
+/* An absolute http(s) URL without fragment, query or spaces; https unless loopback_http and
+ * the host is a loopback literal or localhost (a local authorization server). */
+static bool url_valid(const char *v, bool loopback_http)
+{
+	size_t n = strlen(v), skip = strncmp(v, "https://", 8) == 0 ? 8 : 0;
+	if (skip == 0 && strncmp(v, "http://", 7) == 0) {
+		static const char *const loopback[] = {"localhost", "127.0.0.1", "[::1]"};
+		for (size_t i = 0; i < sizeof loopback / sizeof loopback[0]; i++) {
+			size_t h = strlen(loopback[i]);
+			if (strncmp(v + 7, loopback[i], h) == 0 && strchr(":/", v[7 + h]))
+				skip = 7;
+		}
+		if (!loopback_http)
+			skip = 7;
+	}
+	if (skip == 0 || n <= skip || n >= CFG_URL_MAX || v[skip] == '/')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (v[i] <= ' ' || v[i] == '#' || v[i] == '?' || v[i] == 0x7f)
+			return false;
+	return true;
+}
+
+static bool apply_text(struct rg_config *cfg, const struct cfg_entry *e, const char *v)
+{
+	char *dst = (char *)cfg + e->offset;
+	switch (e->kind) {
+	case CFG_ISSUER:
+		/* the issuer is compared with iss byte for byte: no trailing slash to guess */
+		if (*v != '\0' && (!url_valid(v, true) || v[strlen(v) - 1] == '/'))
+			return false;
+		break;
+	case CFG_RESOURCE:
+		if (*v != '\0' && !url_valid(v, false))
+			return false;
+		break;
+	default: /* CFG_CLAIM */
+		if (*v == '\0' || strlen(v) >= sizeof cfg->oauth_tenant_claim)
+			return false;
+		for (const char *c = v; *c; c++)
+			if (*c <= ' ' || *c == '"' || *c == 0x7f)
+				return false;
+		break;
+	}
+	snprintf(dst, e->kind == CFG_CLAIM ? sizeof cfg->oauth_tenant_claim : CFG_URL_MAX, "%s", v);
+	return true;
+}
+
 static bool apply(struct rg_config *cfg, const struct cfg_entry *e, const char *v)
 {
 	unsigned long u;
@@ -190,6 +253,10 @@ static bool apply(struct rg_config *cfg, const struct cfg_entry *e, const char *
 		return true;
 	case CFG_ORIGINS:
 		return parse_origins(cfg, v);
+	case CFG_ISSUER:
+	case CFG_RESOURCE:
+	case CFG_CLAIM:
+		return apply_text(cfg, e, v);
 	}
 	return false;
 }
@@ -214,6 +281,15 @@ static const char *expectation(const struct cfg_entry *e, char *buf, size_t len)
 		break;
 	case CFG_URL:
 		snprintf(buf, len, "a libpq connection URI or conninfo string");
+		break;
+	case CFG_ISSUER:
+		snprintf(buf, len, "an https URL without a trailing slash (http on a loopback host)");
+		break;
+	case CFG_RESOURCE:
+		snprintf(buf, len, "the http(s) URL of /mcp, without query or fragment");
+		break;
+	case CFG_CLAIM:
+		snprintf(buf, len, "a claim name of 1 to 63 visible characters");
 		break;
 	}
 	return buf;
@@ -248,6 +324,12 @@ bool cfg_load(struct rg_config *cfg, const char *(*getenv_fn)(const char *), boo
 				 expectation(e, want, sizeof want));
 			return false;
 		}
+	}
+	if (cfg->oauth_issuer[0] && !cfg->oauth_resource[0]) {
+		snprintf(err, errlen,
+			 "recallgate: RECALLGATE_OAUTH_RESOURCE is not set (the public URL of /mcp, "
+			 "required with RECALLGATE_OAUTH_ISSUER)");
+		return false;
 	}
 	return true;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #define CFG_MAX_ORIGINS 16
+#define CFG_URL_MAX 512
 
 enum log_level { LOG_ERROR = 0, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
@@ -32,6 +33,11 @@ struct rg_config {
 	bool trust_proxy;
 	size_t n_origins;
 	char origins[CFG_MAX_ORIGINS][256];
+	/* OAuth resource server (docs/mcp.md, "OAuth 2.1"): off while oauth_issuer is empty */
+	char oauth_issuer[CFG_URL_MAX];
+	char oauth_resource[CFG_URL_MAX]; /* the public URL of /mcp; required with the issuer */
+	char oauth_tenant_claim[64];
+	unsigned oauth_jwks_refetch; /* seconds between two fetches of the issuer's keys */
 };
 
 /* Reads the environment through getenv_fn (getenv in production, a table in tests).

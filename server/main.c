@@ -20,6 +20,7 @@
 #include "server/http.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/oauth.h"
 #include "server/outbound.h"
 #include "server/ratelimit.h"
 
@@ -257,6 +258,12 @@ static int cmd_serve(void)
 		route_names[i] = h_routes[i].path;
 	metrics_init(route_names, h_routes_count, pool);
 	auth_init();
+	oauth_init(&cfg);
+	if (!h_oauth_configure(cfg.oauth_issuer, cfg.oauth_resource)) {
+		log_error(NULL, "out of memory for the OAuth metadata");
+		rc = 1;
+		goto out;
+	}
 	if (!ratelimit_init(cfg.rate_limit, cfg.rate_burst) ||
 	    !clients_init(cfg.trust_proxy ? cfg.max_client_connections : 0)) {
 		log_error(NULL, "out of memory for the rate limit tables");
@@ -285,6 +292,9 @@ out:
 	events_stop();
 	clients_shutdown();
 	ratelimit_shutdown();
+	oauth_shutdown();
+	bool released = h_oauth_configure(NULL, NULL); /* frees the metadata; cannot fail */
+	(void)released;
 	auth_shutdown();
 	metrics_shutdown();
 	free(route_names);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "server/events.h"
+#include "server/oauth.h"
 #include "server/request.h"
 
 static const char *allowed_origin(const struct request *r)
@@ -104,7 +105,8 @@ enum MHD_Result reply_problem(struct request *r, enum rg_problem code, const cha
 	if (allow)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
 	if (status == 401)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					oauth_www_authenticate());
 	add_retry_after(r, code, resp);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	r->problem_code = code;

@@ -2,8 +2,8 @@
  * it_auth_access — who gets in (openapi/openapi.yaml "Order of checks"; foundation-contract
  * Tokens): 401 without / with a malformed / with an unknown token, 403 without the scope
  * (naming the scope that would do), `admin` implies every scope, and no token secret reaches
- * the server log. The token API (create, list, delete, audit) is it_auth_tokens'. Helpers:
- * auth_helpers.h.
+ * the server log; with OAuth off a JWT is refused and no OAuth metadata is served. The
+ * token API (create, list, delete, audit) is it_auth_tokens'. Helpers: auth_helpers.h.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -85,6 +85,27 @@ static void test_401_unknown_token(void **state)
 		it_request(&srv, "GET", "/v1/threads/t1/memory-mode", tok, NULL, NULL, &r);
 		IT_PROBLEM(&r, 401, "unauthenticated");
 		IT_CHECK(strstr(r.body, tok) == NULL, "the 401 body echoes the presented token");
+		it_resp_free(&r);
+	}
+}
+
+/* With OAuth off (docs/mcp.md, "OAuth 2.1"): a JWT is no token of this service (401 with a
+ * plain `Bearer` challenge), and the protected resource metadata is not served. */
+static void test_oauth_off(void **state)
+{
+	(void)state;
+	const char *jwt[] = {"Authorization: Bearer eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln", NULL};
+	struct it_resp r;
+	it_request(&srv, "GET", "/v1/tokens", NULL, NULL, jwt, &r);
+	IT_PROBLEM(&r, 401, "unauthenticated");
+	const char *www = it_resp_header(&r, "WWW-Authenticate");
+	IT_CHECK(www && strcmp(www, "Bearer") == 0, "WWW-Authenticate: %s", www ? www : "none");
+	it_resp_free(&r);
+	const char *paths[] = {"/.well-known/oauth-protected-resource",
+			       "/.well-known/oauth-protected-resource/mcp"};
+	for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+		it_request(&srv, "GET", paths[i], NULL, NULL, NULL, &r);
+		IT_PROBLEM(&r, 404, "not_found");
 		it_resp_free(&r);
 	}
 }
@@ -210,6 +231,7 @@ int main(void)
 	    cmocka_unit_test(test_401_without_header),
 	    cmocka_unit_test(test_401_malformed_header),
 	    cmocka_unit_test(test_401_unknown_token),
+	    cmocka_unit_test(test_oauth_off),
 	    cmocka_unit_test(test_403_missing_scope),
 	    cmocka_unit_test(test_admin_implies_all),
 	    cmocka_unit_test(test_secret_not_logged),

@@ -24,9 +24,9 @@ export function unique(prefix) {
 
 // Starts `recallgate serve` with scripts/rg-launch (tests/lib/launch.mjs): resolves
 // { url, stop } once /healthz answers; stop resolves to the exit status. The server's log
-// (level warn) goes to this process's stderr.
-export async function startServer(env = {}) {
-  const srv = await launch(BIN, [], {
+// (level warn) goes to this process's stderr. args: more rg-launch options (--port P).
+export async function startServer(env = {}, args = []) {
+  const srv = await launch(BIN, args, {
     env: { ...process.env, RECALLGATE_LOG_LEVEL: 'warn', ...env },
   });
   return { url: srv.url, stop: () => srv.stop() };

@@ -511,6 +511,57 @@ static void test_everything_set(void **state)
 	assert_int_equal(cfg.db_acquire_timeout_ms, 2000);
 }
 
+static void test_oauth(void **state)
+{
+	(void)state;
+	assert_true(load(false));
+	assert_string_equal(cfg.oauth_issuer, ""); /* off */
+	assert_string_equal(cfg.oauth_tenant_claim, "tenant");
+	assert_int_equal(cfg.oauth_jwks_refetch, 60);
+
+	env_set("RECALLGATE_OAUTH_ISSUER", "https://as.example/realms/a");
+	assert_false(load(false)); /* the resource is required with it */
+	assert_error_names("RECALLGATE_OAUTH_RESOURCE", NULL);
+	env_set("RECALLGATE_OAUTH_RESOURCE", "https://rg.example/mcp");
+	env_set("RECALLGATE_OAUTH_TENANT_CLAIM", "https://rg.example/tenant");
+	assert_true(load(false));
+	assert_string_equal(cfg.oauth_issuer, "https://as.example/realms/a");
+	assert_string_equal(cfg.oauth_resource, "https://rg.example/mcp");
+	assert_string_equal(cfg.oauth_tenant_claim, "https://rg.example/tenant");
+
+	static const struct {
+		const char *value;
+		bool ok;
+	} issuers[] = {
+		{"http://127.0.0.1:9000", true}, {"http://localhost", true},
+		{"http://[::1]:8/x", true},      {"http://as.example", false},
+		{"http://localhost.evil", false}, {"https://as.example/", false},
+		{"https://", false},             {"https://as.example/a?b", false},
+		{"ftp://as.example", false},     {"https://as example", false},
+	};
+	for (size_t i = 0; i < N_ELEMS(issuers); i++) {
+		env_set("RECALLGATE_OAUTH_ISSUER", issuers[i].value);
+		if (load(false) != issuers[i].ok)
+			print_error("issuer %s: want %s\n", issuers[i].value,
+				    issuers[i].ok ? "ok" : "refused");
+		assert_int_equal(load(false), issuers[i].ok);
+		if (!issuers[i].ok)
+			assert_error_names("RECALLGATE_OAUTH_ISSUER", issuers[i].value);
+	}
+	env_set("RECALLGATE_OAUTH_ISSUER", "https://as.example");
+	env_set("RECALLGATE_OAUTH_RESOURCE", "http://rg.example/mcp#x");
+	assert_false(load(false));
+	assert_error_names("RECALLGATE_OAUTH_RESOURCE", NULL);
+	env_set("RECALLGATE_OAUTH_RESOURCE", "http://rg.example/mcp");
+	env_set("RECALLGATE_OAUTH_TENANT_CLAIM", "a b");
+	assert_false(load(false));
+	assert_error_names("RECALLGATE_OAUTH_TENANT_CLAIM", NULL);
+	env_set("RECALLGATE_OAUTH_TENANT_CLAIM", "tenant");
+	env_set("RECALLGATE_OAUTH_JWKS_REFETCH", "0");
+	assert_false(load(false));
+	assert_error_names("RECALLGATE_OAUTH_JWKS_REFETCH", NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -529,6 +580,7 @@ int main(void)
 		cmocka_unit_test_setup(test_cors_origin_limits, setup),
 		cmocka_unit_test_setup(test_error_line_is_bounded, setup),
 		cmocka_unit_test_setup(test_everything_set, setup),
+		cmocka_unit_test_setup(test_oauth, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
