@@ -41,6 +41,10 @@ struct field_spec {
 	/* One sentence for a reader (a model calling the MCP tool, a client reading
 	 * openapi/openapi.yaml, whose property description must equal it: openapi_drift). */
 	const char *desc;
+	/* The value an absent field stands for, as JSON text ("10", "\"active\""): the schema's
+	 * `default` in an MCP tool and in openapi.yaml (openapi_drift). NULL: none. Documents
+	 * what the handler does; validation never fills it in. */
+	const char *dflt;
 };
 
 enum fields_result {
@@ -69,6 +73,10 @@ enum rg_problem core_fields_check_body(const json_t *body, const struct field_sp
 #define FIELDS_REASON_UNKNOWN "must not be sent: this endpoint has no such field"
 #define FIELDS_REASON_UTC "must be an RFC 3339 timestamp in UTC (ending in Z)"
 #define FIELDS_REASON_FUTURE "must be in the future"
+
+/* A default's JSON text from a numeric constant: .dflt = FIELDS_DEFAULT(RG_X_DEFAULT). */
+#define FIELDS_DEFAULT(v) FIELDS_STR_(v)
+#define FIELDS_STR_(v) #v
 
 /* Appends {field, reason} to errors, unless it already holds more than RG_MAX_ERRORS
  * (core/problem.h): the answer keeps only that many. */

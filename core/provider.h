@@ -30,6 +30,7 @@
 #define RG_DIGEST16_SIZE 17
 
 #define RG_SP_LIMIT_MAX 20
+#define RG_SP_LIMIT_DEFAULT 5
 #define RG_SP_ITEMS_MAX 100          /* more items than this in a response: invalid_response */
 #define RG_SP_PREF_REF_MAX 512
 #define RG_SP_SUMMARY_MAX 2000       /* a longer item: item_too_large */

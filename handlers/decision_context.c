@@ -42,7 +42,8 @@ const struct field_spec h_dc_retrieve_body[] = {
 		 "provider."},
 	{.name = "delivery", .type = F_ENUM, .values = deliveries,
 	 .desc = "receipt_only (the default) answers the receipt alone; "
-		 "local_private_transient adds the content, never stored."},
+		 "local_private_transient adds the content, never stored.",
+	 .dflt = "\"receipt_only\""},
 	{.name = NULL},
 };
 

@@ -7,21 +7,26 @@
  */
 #include <stdint.h>
 
+#include "core/audit.h"
 #include "core/ids.h"
+#include "handlers/common.h"
 #include "handlers/handlers.h"
 #include "handlers/mcp_internal.h"
 
 /* ---- query parameters of the GET routes, as arguments ----------------------------- */
 
-#define Q_LIMIT(most, dflt)                                                                    \
-	{.name = "limit", .type = F_INT, .min = 1, .max = (most),                              \
-	 .desc = "Page size (default " #dflt ")."}
+#define Q_LIMIT(most, absent)                                                                  \
+	{.name = "limit", .type = F_INT, .min = 1, .max = (most), .dflt = #absent,             \
+	 .desc = "Page size (default " #absent ")."}
 #define Q_AFTER                                                                                \
 	{.name = "after", .type = F_STRING, .min = 1, .max = 64,                               \
 	 .desc = "The previous page's next_cursor, to read the next page."}
 #define Q_ID(field, what)                                                                      \
 	{.name = field, .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,                    \
 	 .check = core_id_valid, .check_reason = "must match " RG_ID_PATTERN, .desc = what}
+
+/* The defaults the handlers apply, written out in Q_LIMIT's sentences. */
+_Static_assert(H_PAGE_DEFAULT == 50, "source_list's limit default");
 
 static const struct field_spec label_item = {.type = F_STRING, .min = 3, .max = 321};
 
@@ -36,7 +41,7 @@ static const struct field_spec source_list_query[] = {
 	{.name = "label", .type = F_ARRAY, .max = 32, .item = &label_item,
 	 .desc = "Only sources with all of these labels, each written key:value."},
 	{.name = "order", .type = F_ENUM, .values = h_source_list_orders,
-	 .desc = "newest first (the default) or oldest first."},
+	 .desc = "newest first (the default) or oldest first.", .dflt = "\"newest\""},
 	{.name = "include", .type = F_ENUM, .values = h_source_list_includes,
 	 .desc = "labels adds each source's labels to its item."},
 	Q_LIMIT(200, 50),
@@ -71,7 +76,8 @@ static const struct field_spec audit_verify_query[] = {
 	{.name = "after", .type = F_STRING, .min = 1, .max = 64,
 	 .desc = "The next_cursor of the previous call with the same filters."},
 	{.name = "limit", .type = F_INT, .min = 1, .max = 100000,
-	 .desc = "How many records one call checks (default 10000)."},
+	 .desc = "How many records one call checks (default 10000).",
+	 .dflt = FIELDS_DEFAULT(RG_AUDIT_VERIFY_DEFAULT)},
 	{.name = NULL},
 };
 
@@ -108,19 +114,19 @@ static const char page_out[] = S_ANSWER("items", "next_cursor");
 const struct mcp_tool mcp_tools[] = {
 	{"memory_search", "Search governed memory",
 	 "Finds the records retrieval may return now (never cold, revoked or unassented ones): "
-	 "ids and scores, no content.",
+	 "ids, no content.",
 	 "POST", "/v1/memory/search", NULL, search_out, READ},
 	{"memory_explain", "Explain what retrieval would select",
 	 "Why each record matching the query would or would not be retrieved, with its rank; "
-	 "as_of replays a past instant.",
+	 "as_of replays the past.",
 	 "POST", "/v1/memory/retrieval/explain", NULL, explain_out, READ},
 	{"memory_context", "Load memory into context, with a receipt",
 	 "Loads the best eligible records into context within a budget, recording a load "
 	 "receipt and who received what.",
 	 "POST", "/v1/memory/context", NULL, context_out, .read_only = true},
 	{"source_list", "List memory sources",
-	 "Lists memory sources, newest first, without content, filtered by classification, "
-	 "state, kind, thread or labels.",
+	 "Lists memory sources, newest first, without content; filters by classification, "
+	 "state, kind, thread, labels.",
 	 "GET", "/v1/memory/sources", source_list_query, page_out, READ},
 	{"source_get", "Read a source's metadata",
 	 "A record's metadata and whether retrieval may return it now, or as of a past "
@@ -131,7 +137,7 @@ const struct mcp_tool mcp_tools[] = {
 	 "as a disclosure.",
 	 "GET", "/v1/memory/sources/{source_id}/content", NULL, content_out, .read_only = true},
 	{"source_create", "Store a memory source",
-	 "Stores a memory source: inline content, or a pointer; someone else's data needs its "
+	 "Stores a memory source: inline content or a pointer; someone else's data needs its "
 	 "owner's assent.",
 	 "POST", "/v1/memory/sources", NULL, source_out, .read_only = false},
 	{"source_classify", "Classify a source active or cold",
@@ -149,8 +155,8 @@ const struct mcp_tool mcp_tools[] = {
 	 "who received them.",
 	 "GET", "/v1/memory/sources/{source_id}/readback", NULL, readback_out, READ},
 	{"derivative_create", "Store a summary of sources",
-	 "Stores a summary or other derivative of eligible records; it is retrievable only "
-	 "while they all are.",
+	 "Stores a summary or other derivative of eligible records, retrievable only while "
+	 "they all are.",
 	 "POST", "/v1/memory/derivatives", NULL, derivative_out, .read_only = false},
 	{"memory_mode_get", "Read a thread's memory mode",
 	 "Whether a thread receives memory (enabled) or nothing (disabled), and its revision.",
@@ -164,12 +170,12 @@ const struct mcp_tool mcp_tools[] = {
 	 "why.",
 	 "GET", "/v1/context/load-receipts/{receipt_id}", NULL, receipt_out, READ},
 	{"disclosures_list", "List who received what",
-	 "Who received what: each delivery of a record's content, newest first, with its "
-	 "token, thread and receipt.",
+	 "Who received what: each delivery of a record's content, newest first, with token, "
+	 "thread and receipt.",
 	 "GET", "/v1/disclosures", disclosures_query, page_out, READ},
 	{"preference_view", "Read an agent's preference journal",
-	 "An agent's explicit preference journal for a goal: entries by key, with the "
-	 "journal's revision.",
+	 "An agent's explicit preference journal for a goal: entries by key, and the journal's "
+	 "revision.",
 	 "GET", "/v1/goals/{goal_id}/agents/{agent_id}/preferences", NULL, view_out, READ},
 	{"preference_remember", "Remember or correct a preference",
 	 "Remembers a user's explicit preference in their words: preview (execute false), then "
@@ -188,11 +194,10 @@ const struct mcp_tool mcp_tools[] = {
 	 .open_world = true},
 	{"envelope_verify", "Re-verify a context envelope",
 	 "Recomputes a context envelope's verdict (MATCH, DRIFT, UNVERIFIABLE) against its "
-	 "workspace snapshot now.",
+	 "snapshot now.",
 	 "POST", "/v1/envelopes/{envelope_id}/verify", NULL, envelope_out, .read_only = false},
 	{"audit_verify", "Verify the audit hash chains",
-	 "Checks the tenant's audit hash chains page by page; first_bad_seq names the first "
-	 "broken record.",
+	 "Checks the tenant's audit hash chains; first_bad_seq names the first broken record.",
 	 "GET", "/v1/audit/verify", audit_verify_query, audit_out, READ},
 };
 

@@ -122,6 +122,11 @@ static json_t *schema_of(const struct field_spec *f)
 	}
 	if (s && f->desc)
 		json_object_set_new(s, "description", json_string(f->desc));
+	json_t *dflt = f->dflt ? json_loads(f->dflt, JSON_DECODE_ANY, NULL) : NULL;
+	if (s && dflt)
+		json_object_set_new(s, "default", dflt);
+	else
+		json_decref(dflt);
 	return s;
 }
 
@@ -157,7 +162,7 @@ void mcp_each_path_param(const char *tmpl, void (*fn)(const char *, size_t, void
 static const struct {
 	const char *name, *desc;
 } path_params[] = {
-	{"source_id", "The record's id: a source's (src_...) or, where it may be, a derivative's."},
+	{"source_id", "The record's src_ id, or its drv_ id where any record is taken."},
 	{"thread_id", "The thread's id."},
 	{"goal_id", "The goal's id."},
 	{"agent_id", "The agent's id."},

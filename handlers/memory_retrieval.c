@@ -18,11 +18,11 @@ static const struct field_spec kind_item = {.type = F_ENUM, .values = record_kin
 
 /* One sentence each for a reader (openapi.yaml's property descriptions equal them). */
 #define QUERY_DESC                                                                                 \
-	"Full-text query: every word must occur (stemmed); "  \
-	"\"phrases\", or and -word refine it; never stored."
+	"Full-text query: every word must occur (stemmed); \"phrases\", or and -word refine it; "  \
+	"never stored."
 #define THREAD_DESC                                                                                \
-	"The thread receiving the memory (a disabled one gets none); "        \
-	"not a filter on where records came from."
+	"The thread receiving the memory (a disabled one gets none); not a filter on where "       \
+	"records came from."
 
 /* What search and explain both take. */
 #define MATCH_FIELDS                                                                               \
@@ -31,7 +31,8 @@ static const struct field_spec kind_item = {.type = F_ENUM, .values = record_kin
 	{.name = "thread_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,                  \
 	 .check = core_id_valid, .check_reason = h_id_reason, .desc = THREAD_DESC},                \
 	{.name = "limit", .type = F_INT, .min = 1, .max = RG_MEM_SEARCH_LIMIT_MAX,                 \
-	 .desc = "How many eligible records to select, best match first; 10 when absent."},        \
+	 .desc = "How many eligible records to select, best match first; 10 when absent.",         \
+	 .dflt = FIELDS_DEFAULT(RG_MEM_SEARCH_LIMIT_DEFAULT)},                                     \
 	{.name = "kinds", .type = F_ARRAY, .min = 1, .max = 2, .item = &kind_item, .unique = true, \
 	 .desc = "The record kinds to consider: source, derivative or both; both when absent."}
 
@@ -50,10 +51,12 @@ const struct field_spec h_context_body[] = {
 	{.name = "thread_id", .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,
 	 .check = core_id_valid, .check_reason = h_id_reason, .desc = THREAD_DESC},
 	{.name = "max_items", .type = F_INT, .min = 1, .max = RG_MEM_CONTEXT_ITEMS_MAX,
-	 .desc = "How many of the best eligible matches to select, in rank order; 8 when absent."},
+	 .desc = "How many of the best eligible matches to select, in rank order; 8 when absent.",
+	 .dflt = FIELDS_DEFAULT(RG_MEM_CONTEXT_ITEMS_DEFAULT)},
 	{.name = "budget_tokens", .type = F_INT, .min = 1, .max = RG_MEM_BUDGET_MAX,
 	 .desc = "Token budget for the items, each costing ceil(bytes / 4); an item "
-		 "that does not fit is suppressed; 4000 when absent."},
+		 "that does not fit is suppressed; 4000 when absent.",
+	 .dflt = FIELDS_DEFAULT(RG_MEM_BUDGET_DEFAULT)},
 	{.name = NULL},
 };
 

@@ -56,7 +56,8 @@ const struct field_spec h_source_create_body[] = {
 		 "foreign source); never matched by search."},
 	{.name = "classification", .type = F_ENUM, .values = h_source_classifications,
 	 .desc = "active (the default) makes the source retrievable; cold keeps it stored but "
-		 "never retrieved."},
+		 "never retrieved.",
+	 .dflt = "\"active\""},
 	{.name = "foreign", .type = F_OBJECT, .sub = foreign_fields,
 	 .desc = "Marks someone else's data: it must be a pointer, "
 		 "with its owner's live assent."},

@@ -23,10 +23,12 @@ static const struct field_spec surface_fields[] = {
 	 .desc = "The query sent to the provider for this surface; never echoed into receipts, "
 		 "logs or audit records."},
 	{.name = "limit", .type = F_INT, .min = 1, .max = RG_SP_LIMIT_MAX,
-	 .desc = "At most this many items per recall; 5 when absent."},
+	 .desc = "At most this many items per recall; 5 when absent.",
+	 .dflt = FIELDS_DEFAULT(RG_SP_LIMIT_DEFAULT)},
 	{.name = "failure_policy", .type = F_ENUM, .values = policies,
 	 .desc = "fail_open (the default) answers provider_unavailable with no items when the "
-		 "provider fails; fail_closed answers 502."},
+		 "provider fails; fail_closed answers 502.",
+	 .dflt = "\"fail_open\""},
 	{.name = NULL},
 };
 static const struct field_spec surface = {
@@ -158,7 +160,7 @@ static void sp_call(struct h_ctx *ctx, const struct h_dispatch *d, const char *s
 		    const json_t *surface_cfg, struct sp_result *r)
 {
 	const json_t *limit_v = json_object_get(surface_cfg, "limit");
-	int limit = limit_v ? (int)json_integer_value(limit_v) : 5;
+	int limit = limit_v ? (int)json_integer_value(limit_v) : RG_SP_LIMIT_DEFAULT;
 	json_t *req = core_sp_request(surface_id,
 				      json_string_value(json_object_get(surface_cfg, "query")),
 				      limit, json_object_get(ctx->body, "context"));

@@ -41,6 +41,10 @@ static json_t *dump_field(const struct field_spec *f)
 		json_object_set_new(o, "name", json_string(f->name));
 	if (f->desc)
 		json_object_set_new(o, "desc", json_string(f->desc));
+	if (f->dflt) { /* JSON text; an unparseable one is printed as a string and then differs */
+		json_t *d = json_loads(f->dflt, JSON_DECODE_ANY, NULL);
+		json_object_set_new(o, "default", d ? d : json_string(f->dflt));
+	}
 	switch (f->type) {
 	case F_STRING:
 	case F_INT:

@@ -36,6 +36,10 @@ is an object and every map's values; an array's plain items may go without (the 
 says what they are). A desc is one line of plain text (no markdown: a model reads it as it is)
 of at most 160 characters; the bounds are the schema's to state, not the sentence's.
 
+Defaults: a field's or a tool query parameter's `default` (the code's `dflt`, what an absent
+value stands for) is the document's `default`, both ways: neither may state one the other
+does not.
+
 Tool arguments: a tool's sentence for each argument is its operation's parameter's
 `description`, exactly, for its query parameters (the GET tools') and its path parameters
 (every tool with an id in its path); a longer explanation belongs in the operation's
@@ -173,6 +177,7 @@ class Compare:
         self.expect(where, "nullable", bool(api_nullable), f["nullable"])
         if "desc" in f and not named_member:
             self.expect(where, "description", s.get("description"), f["desc"])
+        self.expect(where, "default", s.get("default"), f.get("default"))
         types.discard("null")
         used = set(ANNOTATIONS) | {"type", "x-nullable-by-oneof"}
         kind = f["type"]
@@ -338,6 +343,7 @@ class Compare:
         be the document's enum, and a timestamp a date-time."""
         s = self.doc.resolve(s)
         kind = f["type"]
+        self.expect(where, "default", s.get("default"), f.get("default"))
         types = types_of(s) - {"null"}
         want = {"string": "string", "timestamp": "string", "enum": "string", "int": "integer",
                 "number": "number", "bool": "boolean", "array": "array",
@@ -492,8 +498,8 @@ def compare(dump, doc):
 def mutations(dump):
     """(what, mutated dump) for every way a field table could drift: each field's type,
     required-ness, nullability, bounds, enum values, closedness, uniqueness, key pattern, desc
-    (changed; dropped where one is required), a field dropped and a field added, route by
-    route."""
+    (changed; dropped where one is required), default (changed, dropped, stated where there
+    was none), a field dropped and a field added, route by route."""
     def walk(fields, where):
         for i, f in enumerate(fields):
             yield where + [i], f
@@ -561,6 +567,12 @@ def mutations(dump):
                     desc=x["desc"] + " (changed)"))))
             if "desc" in f and id(f) in required:
                 edits.append((name + " desc dropped", edit(lambda x: x.pop("desc"))))
+            # a default changed, dropped, or one stated where there was none
+            edits.append((name + " default", edit(lambda x: x.pop("default") if "default" in x
+                                                  else x.update(default="zz_new"))))
+            if "default" in f:
+                edits.append((name + " default changed", edit(lambda x: x.update(
+                    default=[x["default"]]))))
         for what, fn in edits:
             d = json.loads(json.dumps(dump))
             fn(d)
@@ -572,7 +584,7 @@ def tool_mutations(dump, doc):
     tool by tool: each query parameter's desc (changed, dropped), required-ness, type, enum
     values and the bounds its OpenAPI parameter states (a parameter may state fewer than the
     code: the others cannot be compared), a query parameter dropped and one added; each path
-    parameter's desc (changed, dropped)."""
+    parameter's desc (changed, dropped); a default dropped, or stated where there was none."""
     bounds = {"int": ("minimum", "maximum"), "number": ("minimum", "maximum"),
               "string": ("minLength", "maxLength"), "array": ("minItems", "maxItems")}
     for name, tool in dump["tools"].items():
@@ -595,6 +607,9 @@ def tool_mutations(dump, doc):
                     continue
                 schema = doc.resolve(params.get((kind, f["name"]), {}).get("schema") or {})
                 edits.append((what + " dropped", lambda t, i=i: t["query"].pop(i)))
+                edits.append((what + " default", edit(lambda x: x.pop("default")
+                                                      if "default" in x
+                                                      else x.update(default="zz_new"))))
                 edits.append((what + " required", edit(lambda x: x.update(
                     required=not x["required"]))))
                 edits.append((what + " type", edit(lambda x: x.update(

@@ -131,7 +131,7 @@ static void test_schema_of_every_type(void **state)
 		{.name = "r", .type = F_STRING, .check = never, .check_reason = "must be safe"},
 		{.name = "i", .type = F_INT, .required = true, .min = 1, .max = INT64_MAX,
 		 .nullable = true, .desc = "An integer."},
-		{.name = "f", .type = F_NUMBER, .min = 1, .max = 120},
+		{.name = "f", .type = F_NUMBER, .min = 1, .max = 120, .dflt = "5"},
 		{.name = "e", .type = F_ENUM, .values = colours, .nullable = true},
 		{.name = "t", .type = F_TIMESTAMP},
 		{.name = "o", .type = F_OBJECT, .sub = sub},
@@ -148,7 +148,7 @@ static void test_schema_of_every_type(void **state)
 		{"s", "{\"pattern\":\"^x$\",\"type\":\"string\"}"},
 		{"r", "{\"type\":\"string\"}"},
 		{"i", "{\"description\":\"An integer.\",\"minimum\":1,\"type\":\"integer\"}"},
-		{"f", "{\"maximum\":120,\"minimum\":1,\"type\":\"number\"}"},
+		{"f", "{\"default\":5,\"maximum\":120,\"minimum\":1,\"type\":\"number\"}"},
 		{"e", "{\"enum\":[\"red\",\"blue\"]}"},
 		{"t", "{\"format\":\"date-time\",\"type\":\"string\"}"},
 		{"o", "{\"additionalProperties\":false,\"properties\":{\"a\":{\"type\":\"boolean\"}},"
