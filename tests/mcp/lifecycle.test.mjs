@@ -1,4 +1,4 @@
-// ctest mcp_sdk: an agent's whole memory lifecycle through the official TypeScript SDK client
+// ctest mcp_lifecycle: an agent's whole memory lifecycle through the official TypeScript SDK client
 // (docs/mcp.md): store with a retry-safe operation_id, summarise, list and read by
 // id, load into context and read the receipt, see who received it, then "forget X" (revoke)
 // and show it is gone (readback clean, 0 after revocation, nothing retrieved), and turn a
