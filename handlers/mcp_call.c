@@ -40,6 +40,22 @@ static size_t args_query_all(const struct h_ctx *ctx, const char *name, const ch
 	return n;
 }
 
+/* An array of strings only (a repeated query parameter's values): an item of another type
+ * must be refused, not skipped, or it would drop the filter it stood for. */
+static bool strings_only(const json_t *v)
+{
+	size_t i;
+	const json_t *item;
+	if (!json_is_array(v))
+		return false;
+	json_array_foreach(v, i, item)
+	{
+		if (!json_is_string(item))
+			return false;
+	}
+	return true;
+}
+
 /* The query parameter of t named name, or NULL. */
 static const struct field_spec *query_param(const struct mcp_tool *t, const char *name)
 {
@@ -104,7 +120,7 @@ static void split_arguments(const struct mcp_tool *t, const struct h_route *rout
 				json_object_set_new(in->query, key, json_string(num));
 			} else if (json_is_string(v)) {
 				json_object_set(in->query, key, v);
-			} else if (q->type == F_ARRAY && json_is_array(v)) {
+			} else if (q->type == F_ARRAY && strings_only(v)) {
 				json_object_set(in->query, key, v); /* a repeated parameter */
 			} else {
 				core_fields_error(in->errors, key,
@@ -230,7 +246,12 @@ json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t 
 	/* Content a tool delivers goes out only once recorded, like the /v1 answer's: server/ sees
 	 * the request's context, so the disclosure moves there; one per request. */
 	if (sub.disclosure.set && ctx->disclosure.set) {
-		h_problem(&sub, PROBLEM_INTERNAL, NULL, NULL);
+		/* a legacy batch's second content read: its disclosure has no place to wait in */
+		json_decref(sub.reply);
+		sub.reply = NULL;
+		h_problem(&sub, PROBLEM_VALIDATION_FAILED,
+			  "A batch may read content once: send this call in a request of its own.",
+			  NULL);
 	} else if (sub.disclosure.set) {
 		ctx->disclosure = sub.disclosure;
 	}

@@ -145,8 +145,11 @@ static struct keyset *fetch_keyset(void)
 	long long deadline = mono_ms() + OAUTH_FETCH_TIMEOUT_MS;
 	json_t *jwks = NULL, *meta = fetch_metadata(deadline);
 	const char *jwks_uri = json_string_value(json_object_get(meta, "jwks_uri"));
+	/* https, unless the issuer itself is a loopback http one (config.c allows no other):
+	 * keys fetched in clear text would let anyone on the path mint tokens */
+	bool clear_ok = strncmp(issuer_url, "http://", 7) == 0;
 	if (jwks_uri == NULL || (strncmp(jwks_uri, "https://", 8) != 0 &&
-				 strncmp(jwks_uri, "http://", 7) != 0))
+				 !(clear_ok && strncmp(jwks_uri, "http://", 7) == 0)))
 		goto out;
 	jwks = fetch_json(jwks_uri, deadline);
 	const json_t *keys = json_object_get(jwks, "keys");
@@ -179,10 +182,13 @@ static bool key_fits(const struct key *k, const char *alg, const char *kid)
 static bool verify_cached(cjose_jws_t *jws, const char *alg, const char *kid, bool *found)
 {
 	*found = false;
+	unsigned tries = 0;
 	for (size_t i = 0; current && i < current->n; i++) {
 		if (!key_fits(&current->keys[i], alg, kid))
 			continue;
 		*found = true;
+		if (kid == NULL && ++tries > OAUTH_MAX_TRIES_WITHOUT_KID)
+			break;
 		cjose_err err;
 		if (cjose_jws_verify(jws, current->keys[i].jwk, &err))
 			return true;
@@ -198,11 +204,14 @@ enum rg_status oauth_keys_verify(cjose_jws_t *jws, const char *alg, const char *
 	bool ok = verify_cached(jws, alg, kid, &found);
 	long long seen_fetch = last_fetch_ms;
 	pthread_rwlock_unlock(&keys_lock);
-	if (ok)
-		return RG_OK;
 	long long now = mono_ms();
-	/* A known key that does not verify is a bad signature: no fetch can change that. */
-	if (found || (seen_fetch >= 0 && now - seen_fetch < refetch_ms))
+	bool stale = seen_fetch < 0 || now - seen_fetch >= OAUTH_KEYS_MAX_AGE_MS;
+	if (ok && !stale)
+		return RG_OK;
+	/* A key named by its kid that does not verify is a bad signature: no fetch can change
+	 * that (without a kid, the issuer may have rotated: a fetch may). Otherwise at most one
+	 * fetch per interval, and keys past their age are fetched again before they verify. */
+	if (!stale && ((found && kid) || (seen_fetch >= 0 && now - seen_fetch < refetch_ms)))
 		return RG_NOT_FOUND;
 	if (!may_fetch)
 		return RG_NEEDS_DATABASE;

@@ -16,6 +16,12 @@
 #define OAUTH_DOC_MAX (256 * 1024)
 /* The most keys kept from one key set. */
 #define OAUTH_MAX_KEYS 32
+/* Keys are fetched again once they are this old, even when every token names a known one: a
+ * key the issuer withdrew (compromised, rotated out) stops verifying within this time. */
+#define OAUTH_KEYS_MAX_AGE_MS (15 * 60 * 1000)
+/* A token without `kid` is tried against at most this many keys of its type (a verify costs
+ * CPU on an I/O thread before any rate limit applies). */
+#define OAUTH_MAX_TRIES_WITHOUT_KID 3
 
 /* issuer: borrowed for the process's life. */
 void oauth_keys_init(const char *issuer, unsigned refetch_s);

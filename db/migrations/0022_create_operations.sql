@@ -8,8 +8,7 @@ ALTER TABLE memory_records
   ADD COLUMN operation_hash text;
 CREATE UNIQUE INDEX memory_records_by_operation
   ON memory_records (tenant_id, record_kind, operation_id) WHERE operation_id IS NOT NULL;
--- Both creates answer the record a retry names: their results change shape (db/functions/
--- redefines them after the migrations).
-DROP FUNCTION memory_admit(text, text, text, text, text, text, jsonb, text, text, text, text,
-                           text, text, text);
-DROP FUNCTION memory_derive(text, text, text, text, text, text[], bigint[], text, text);
+-- Both creates take the operation and answer the record a retry names: db/functions/
+-- defines them with two more arguments, beside the old ones. Those stay for the instances of
+-- the previous release that run during a rolling upgrade (they create without an operation
+-- id, as before); a later migration drops them once no such instance can be running.

@@ -348,6 +348,30 @@ static void test_batches(void **state)
 	free(mixed);
 	free(at_limit);
 	free(over);
+	/* a batch reads content once (its disclosure is recorded before the answer goes): the
+	 * second source_content is a validation_failed result, never an internal error */
+	it_request(&srv, "POST", "/v1/memory/sources", admin,
+		   "{\"source_kind\":\"note\",\"content\":\"batched\"}", NULL, &r);
+	IT_STATUS(&r, 201);
+	char two[600];
+	snprintf(two, sizeof two,
+		 "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+		 "\"source_content\",\"arguments\":{\"source_id\":\"%s\"}}},{\"jsonrpc\":\"2.0\","
+		 "\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"source_content\","
+		 "\"arguments\":{\"source_id\":\"%s\"}}}]",
+		 it_json_str(r.json, "source_id"), it_json_str(r.json, "source_id"));
+	it_resp_free(&r);
+	post(admin, two, NULL, &r);
+	IT_STATUS(&r, 200);
+	json_t *first = json_object_get(json_array_get(r.json, 0), "result");
+	json_t *second = json_object_get(json_array_get(r.json, 1), "result");
+	const char *text = json_string_value(
+		json_object_get(json_array_get(json_object_get(second, "content"), 0), "text"));
+	IT_CHECK(json_is_false(json_object_get(first, "isError")) &&
+			 json_is_true(json_object_get(second, "isError")) && text &&
+			 strstr(text, "\"code\":\"validation_failed\"") && !strstr(text, "batched"),
+		 "one content read a batch: %s", r.body);
+	it_resp_free(&r);
 }
 
 static void test_limits(void **state)

@@ -75,6 +75,12 @@ describe('remember, find, read, forget, prove', () => {
     const bad = await refused('source_list', { label: 'topic' });
     assert.equal(bad.code, 'validation_failed');
     assert.equal(bad.errors[0].field, 'label');
+    // an item that is not a string is refused, never skipped (it would drop the filter)
+    for (const label of [[42], [null], ['topic:animals', { k: 'v' }]]) {
+      const p = await refused('source_list', { label });
+      assert.equal(p.code, 'validation_failed', JSON.stringify(label));
+      assert.equal(p.errors[0].field, 'label');
+    }
   });
 
   test('source_get and source_content read it by id', async () => {
