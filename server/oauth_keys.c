@@ -1,3 +1,5 @@
+/* glibc's writer-preferring rwlock (below) */
+#define _GNU_SOURCE
 #include "server/oauth_keys.h"
 
 #include <pthread.h>
@@ -25,8 +27,9 @@ struct keyset {
 static const char *issuer_url;
 static long long refetch_ms;
 /* Readers (every JWT request) hold it shared while verifying; a fetch swaps the set under it
- * exclusively, after the network work is done. */
-static pthread_rwlock_t keys_lock = PTHREAD_RWLOCK_INITIALIZER;
+ * exclusively, after the network work is done. Writer-preferring: under steady JWT traffic
+ * glibc's default would keep that swap waiting (no reader takes it twice, so no deadlock). */
+static pthread_rwlock_t keys_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 static struct keyset *current;
 /* One fetch at a time; last_fetch_ms (the last attempt, -1: never) is read under keys_lock
  * and written under both. */
