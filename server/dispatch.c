@@ -233,8 +233,7 @@ static enum MHD_Result dispatch_end(struct request *r)
 	 * (run_on_lane hands the request over); nothing else may deliver content. */
 	if (ctx->disclosure.set && ctx->problem_code == PROBLEM_NONE) {
 		if (r->on_lane) {
-			r->disclosure = ctx->disclosure;
-			r->disclosure_via = ctx->disclosure.via; /* a tool's: "mcp" */
+			r->disclosure = ctx->disclosure; /* with its via: a tool's is "mcp" */
 		} else {
 			h_problem(ctx, PROBLEM_INTERNAL, NULL, NULL);
 		}

@@ -47,7 +47,7 @@ static void write_batch(struct request *first, size_t n)
 			.revision = r->disclosure.revision,
 			.delivered_hash = r->disclosure.delivered_hash,
 			.token_id = r->who.token_id,
-			.via = r->disclosure_via,
+			.via = r->disclosure.via,
 			.request_id = r->request_id,
 		};
 	}

@@ -95,7 +95,6 @@ struct request {
 	/* The content the answer delivers (copied from the handler's context by dispatch_end):
 	 * the lane hands the request to server/ledger.c, which resumes it once recorded. */
 	struct h_disclosure disclosure;
-	const char *disclosure_via; /* "rest" or "mcp" (static) */
 	struct request *ledger_next;
 	struct request *pipe_next;
 	long long pipe_sent_ms;
