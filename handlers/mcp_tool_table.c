@@ -23,7 +23,7 @@
 	 .desc = "The previous page's next_cursor, to read the next page."}
 #define Q_ID(field, what)                                                                      \
 	{.name = field, .type = F_STRING, .min = 1, .max = RG_MAX_ID_BYTES,                    \
-	 .check = core_id_valid, .check_reason = "must match " RG_ID_PATTERN, .desc = what}
+	 .check = core_id_valid, .check_reason = h_id_reason, .desc = what}
 
 /* The defaults the handlers apply, written out in Q_LIMIT's sentences. */
 _Static_assert(H_PAGE_DEFAULT == 50, "source_list's limit default");

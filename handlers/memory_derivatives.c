@@ -126,13 +126,23 @@ void h_derivative_create(struct h_ctx *ctx)
 	h_db_release(ctx, c);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);
-	} else if (!h_mem_replayed(ctx, &out, derivative_meta) && !h_mem_refused(ctx, &out, false, "upstream record")) {
-		snprintf(ctx->location, sizeof ctx->location, "/v1/memory/derivatives/%s", id);
-		h_etag(ctx, 1);
-		h_reply(ctx, 201,
-			json_pack("{s:s, s:s, s:i, s:O, s:s, s:[], s:s, s:o}", "derivative_id", id,
-				  "kind", kind, "revision", 1, "provenance", from,
-				  "effective_retrieval_state", "eligible", "ineligible_reasons",
-				  "content_hash", hash, "created_at", h_time(out.at_ms)));
+		return;
 	}
+	if (h_mem_replayed(ctx, &out, derivative_meta) ||
+	    h_mem_refused(ctx, &out, false, "upstream record"))
+		return;
+	/* the derivative as stored, in db/'s provenance text: one renderer with reads and
+	 * replays */
+	char provenance[RG_MEM_DERIVED_FROM_MAX * (RG_MAX_ID_BYTES + 24)];
+	size_t used = 0;
+	for (size_t i = 0; i < n && used < sizeof provenance; i++)
+		used += (size_t)snprintf(provenance + used, sizeof provenance - used, "%s%s %lld",
+					 i ? "," : "", ids[i], (long long)revisions[i]);
+	const struct db_mem_record created = {
+		.record_id = id, .record_kind = "derivative", .revision = 1, .derivative_kind = kind,
+		.reasons_csv = "", .content_hash = hash, .created_ms = out.at_ms,
+		.provenance = provenance};
+	snprintf(ctx->location, sizeof ctx->location, "/v1/memory/derivatives/%s", id);
+	h_etag(ctx, 1);
+	h_reply(ctx, 201, derivative_meta(&created));
 }

@@ -10,9 +10,8 @@
 #include "core/hash.h"
 #include "db/memory.h"
 #include "handlers/common.h"
+#include "handlers/handlers.h" /* h_mem_states, the sources' enums */
 
-/* The values of ?state= on the source and derivative lists (NULL-terminated). */
-extern const char *const h_mem_states[];
 /* The 422 reason for a sha256: reference off its pattern. */
 extern const char h_mem_sha_reason[];
 /* The description of a create's operation_id (sources and derivatives). */

@@ -206,17 +206,15 @@ void h_source_create(struct h_ctx *ctx)
 			forbid_assent(ctx, code, identity);
 		goto out;
 	}
-	bool cold = strcmp(s.classification, "cold") == 0;
+	/* the source as stored: the one renderer of a create's answer, replays' too */
+	const struct db_mem_record created = {
+		.record_id = id, .record_kind = "source", .revision = 1,
+		.source_kind = s.source_kind, .classification = s.classification,
+		.reasons_csv = strcmp(s.classification, "cold") == 0 ? "classification_cold" : "",
+		.content_hash = hash, .source_identity = identity, .created_ms = out.at_ms};
 	snprintf(ctx->location, sizeof ctx->location, "/v1/memory/sources/%s", id);
 	h_etag(ctx, 1);
-	h_reply(ctx, 201,
-		json_pack("{s:s, s:i, s:s, s:s, s:s, s:o, s:s, s:s, s:o}", "source_id", id,
-			  "revision", 1, "source_kind", s.source_kind, "classification",
-			  s.classification, "effective_retrieval_state",
-			  cold ? "ineligible" : "eligible", "ineligible_reasons",
-			  cold ? json_pack("[s]", "classification_cold") : json_array(),
-			  "content_hash", hash, "source_identity", identity, "created_at",
-			  h_time(out.at_ms)));
+	h_reply(ctx, 201, source_created(&created));
 out:
 	free(labels);
 }
