@@ -12,6 +12,7 @@
 
 #include "core/ids.h"
 #include "core/jsonx.h"
+#include "core/lsn.h"
 #include "handlers/common.h"
 #include "handlers/handlers.h"
 #include "handlers/mcp_rpc.h"
@@ -190,9 +191,18 @@ json_t *mcp_tools_call(struct h_ctx *ctx, const json_t *id, const json_t *params
 		return mcp_rpc_error(id, RPC_INVALID_PARAMS, "Unknown tool: see tools/list");
 	if (args && !json_is_object(args))
 		return mcp_rpc_error(id, RPC_INVALID_PARAMS, "params.arguments must be an object");
+	const json_t *lsn = json_object_get(json_object_get(params, "_meta"), MCP_META_MIN_LSN);
+	uint64_t header_lsn = ctx->min_lsn, meta_lsn = 0;
+	if (lsn && !core_lsn_parse(json_string_value(lsn), &meta_lsn))
+		return mcp_rpc_error(id, RPC_INVALID_PARAMS,
+				     "params._meta " MCP_META_MIN_LSN " must be a WAL position as "
+				     MCP_META_COMMIT_LSN " gives it (0/16B3748)");
+	if (meta_lsn > ctx->min_lsn)
+		ctx->min_lsn = meta_lsn;
 	json_t *empty = json_object();
 	json_t *result = mcp_tool_call(ctx, t, args ? args : empty, rev, charge);
 	json_decref(empty);
+	ctx->min_lsn = header_lsn; /* the call's own: not the next call's in a batch */
 	return mcp_rpc_result(id, result);
 }
 

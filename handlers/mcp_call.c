@@ -7,8 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/lsn.h"
+#include "db/standby.h"
 #include "handlers/common.h"
 #include "handlers/mcp_internal.h"
+#include "handlers/mcp_rpc.h"
 
 /* What a tool's arguments turn into. */
 struct call_input {
@@ -263,6 +266,11 @@ json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t 
 		is_error = true;
 		payload = core_problem_new(PROBLEM_INTERNAL, NULL, sub.request_id, NULL, -1);
 	}
+	/* A write's commit LSN, once it is committed (a keyed /mcp request commits after the
+	 * call: its answer's Recallgate-Commit-LSN header says it then). */
+	uint64_t lsn = 0;
+	bool lsn_known = sub.wrote && !is_error && ctx->tx == NULL &&
+			 db_commit_lsn(ctx->pool, &lsn, NULL) == RG_OK;
 	json_decref(sub.reply);
 	json_decref(sub.problem_errors);
 	json_decref(sub.problem_extra);
@@ -270,5 +278,11 @@ json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t 
 		free(sub.raw);
 	json_decref(sub.body);
 	json_decref(in.query);
-	return result_of(payload, is_error, rev);
+	json_t *result = result_of(payload, is_error, rev);
+	if (lsn_known) {
+		char text[RG_LSN_SIZE];
+		core_lsn_format(lsn, text);
+		json_object_set_new(result, "_meta", json_pack("{s:s}", MCP_META_COMMIT_LSN, text));
+	}
+	return result;
 }

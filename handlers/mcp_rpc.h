@@ -24,6 +24,11 @@
 #define MCP_META_CLIENT_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
 #define MCP_META_CLIENT_INFO "io.modelcontextprotocol/clientInfo"
 #define MCP_META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+/* Read your writes across tool calls (docs/scaling.md): a tool that wrote gives its commit
+ * LSN in its result's _meta; a later call may send it back in its params._meta, as the
+ * Recallgate-Commit-LSN / Recallgate-Min-LSN headers do over HTTP. */
+#define MCP_META_COMMIT_LSN "io.recallgate/commit-lsn"
+#define MCP_META_MIN_LSN "io.recallgate/min-lsn"
 
 enum mcp_msg_kind { MCP_MSG_INVALID, MCP_MSG_REQUEST, MCP_MSG_NOTIFICATION, MCP_MSG_RESPONSE };
 

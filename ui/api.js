@@ -75,15 +75,34 @@ async function problemOf(resp) {
   }
 }
 
+// Read your writes (docs/scaling.md): the newest Recallgate-Commit-LSN this page got goes back
+// as Recallgate-Min-LSN, so a read served by a standby shows what the page just wrote.
+let minLsn = null;
+
+function lsnValue(text) {
+  const m = /^([0-9A-Fa-f]{1,8})\/([0-9A-Fa-f]{1,8})$/.exec(text || '');
+  return m ? BigInt(`0x${m[1]}`) * 4294967296n + BigInt(`0x${m[2]}`) : null;
+}
+
+function noteCommit(resp) {
+  const text = resp.headers.get('Recallgate-Commit-LSN');
+  const v = lsnValue(text);
+  if (v !== null && (minLsn === null || v > lsnValue(minLsn)))
+    minLsn = text;
+}
+
 // One call; resolves to the parsed body (null for 204), rejects with ApiError or a network
 // TypeError. path starts with /v1/.
 export async function call(method, path, body) {
   const init = { method, headers: headers(), cache: 'no-store', credentials: 'omit' };
+  if (minLsn)
+    init.headers['Recallgate-Min-LSN'] = minLsn;
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }
   const resp = await fetch(path, init);
+  noteCommit(resp);
   if (!resp.ok)
     throw new ApiError(resp.status, await problemOf(resp));
   if (resp.status === 204)

@@ -43,6 +43,7 @@ from fleet_proc import (Client, FleetError, Launched, Response, alive, children_
                         free_port, get_status, identity, log, metric, parse_args, run, spawn,
                         still_running, tail, token)
 from fleet_ledger import Writers, requests_served, wait_served, writes_served
+from fleet_standby import Standby
 
 # What tests use as fleet.X (the helpers live in fleet_proc.py and fleet_ledger.py).
 __all__ = ["Client", "Fleet", "FleetError", "Launched", "Response", "Writers", "fail", "free_port",
@@ -285,7 +286,7 @@ class Fleet:
     """PostgreSQL + migrate + N instances + nginx. instance_env: extra environment for
     every instance (RECALLGATE_TRUST_PROXY=1 is always set, as behind the gateway)."""
 
-    def __init__(self, args, instances=2, instance_env=None, name=None):
+    def __init__(self, args, instances=2, instance_env=None, name=None, standby=False):
         self.root = os.path.abspath(args.root)
         self.bin = os.path.abspath(args.bin)
         self.keep = args.keep
@@ -296,6 +297,10 @@ class Fleet:
         base = os.path.join(self.root, ".test-data")
         self.dir = os.path.join(base, f"fleet-{self.name}-{os.getpid()}")
         self.pg = None
+        # standby: a hot standby of the cluster (fleet_standby.py) whose URL the instances get
+        # as RECALLGATE_READ_DATABASE_URL
+        self.want_standby = standby
+        self.standby = None
         self.instances = []
         self.gateway = None
         self.ok = False
@@ -341,6 +346,10 @@ class Fleet:
         env = dict(self.instance_env)
         env.setdefault("RECALLGATE_TRUST_PROXY", "1")
         env["DATABASE_URL"] = self.pg.url
+        if self.want_standby:
+            self.standby = Standby(self.root, os.path.join(self.dir, "standby"), self.pg)
+            self.standby.start()
+            env["RECALLGATE_READ_DATABASE_URL"] = self.standby.url(self.pg.url.rsplit("/", 1)[1])
         self.db_env = env
         for i in range(self.n):
             inst = Instance(self, i + 1, env)
@@ -363,6 +372,7 @@ class Fleet:
             pid = d.rsplit("-", 1)[-1]
             if pid.isdigit() and not alive(int(pid)):
                 log(f"removing the stale {d}")
+                Standby(self.root, os.path.join(base, d, "standby"), None).stop()
                 Postgres(self.root, os.path.join(base, d, "pg")).stop()
                 shutil.rmtree(os.path.join(base, d), ignore_errors=True)
 
@@ -373,10 +383,14 @@ class Fleet:
             self.gateway.stop()
         for inst in self.instances:
             inst.stop()
+        if self.standby:
+            self.standby.stop()
         if self.pg:
             self.pg.remember_pids()
             self.pg.stop()
         seen = set()
+        if self.standby:
+            seen |= self.standby.pids_seen
         if self.gateway:
             seen |= self.gateway.pids_seen
         for inst in self.instances:
