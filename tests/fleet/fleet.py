@@ -283,9 +283,12 @@ def find_nginx(name):
 
 class Fleet:
     """PostgreSQL + migrate + N instances + nginx. instance_env: extra environment for
-    every instance (RECALLGATE_TRUST_PROXY=1 is always set, as behind the gateway)."""
+    every instance (RECALLGATE_TRUST_PROXY=1 is always set, as behind the gateway).
+    database: what f.pg is, built as database(root, dir): Postgres (one cluster), or
+    fleet_paf.Formation (pg_auto_failover: monitor, primary, synchronous standby), which
+    gives the instances a multi-host DATABASE_URL and its .instance_env."""
 
-    def __init__(self, args, instances=2, instance_env=None, name=None):
+    def __init__(self, args, instances=2, instance_env=None, name=None, database=None):
         self.root = os.path.abspath(args.root)
         self.bin = os.path.abspath(args.bin)
         self.keep = args.keep
@@ -295,6 +298,7 @@ class Fleet:
         self.name = name or os.path.splitext(os.path.basename(sys.argv[0]))[0]
         base = os.path.join(self.root, ".test-data")
         self.dir = os.path.join(base, f"fleet-{self.name}-{os.getpid()}")
+        self.database = database or Postgres
         self.pg = None
         self.instances = []
         self.gateway = None
@@ -336,11 +340,12 @@ class Fleet:
             fail(f"{self.bin} is not an executable")
         self._remove_stale()
         os.makedirs(self.dir)
-        self.pg = Postgres(self.root, os.path.join(self.dir, "pg"))
+        self.pg = self.database(self.root, os.path.join(self.dir, "pg"))
         self.pg.init_and_start()
         env = dict(self.instance_env)
         env.setdefault("RECALLGATE_TRUST_PROXY", "1")
         env["DATABASE_URL"] = self.pg.url
+        env.update(getattr(self.pg, "instance_env", {}))
         self.db_env = env
         for i in range(self.n):
             inst = Instance(self, i + 1, env)
@@ -363,6 +368,8 @@ class Fleet:
             pid = d.rsplit("-", 1)[-1]
             if pid.isdigit() and not alive(int(pid)):
                 log(f"removing the stale {d}")
+                import fleet_paf  # a pg_auto_failover formation's keepers go first
+                fleet_paf.Formation.stop_stale(os.path.join(base, d, "pg"), self.root)
                 Postgres(self.root, os.path.join(base, d, "pg")).stop()
                 shutil.rmtree(os.path.join(base, d), ignore_errors=True)
 
