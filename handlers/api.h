@@ -97,6 +97,15 @@ struct h_read {
 /* The handler of a route with an h_read (handlers/gate.c). */
 void h_read_run(struct h_ctx *ctx);
 
+/* Where a route's statements run when hot standbys are configured
+ * (RECALLGATE_READ_DATABASE_URL; docs/scaling.md). */
+enum h_db {
+	H_DB_AUTO = 0, /* a GET under /v1/ on a standby, anything else on the primary */
+	H_DB_PRIMARY,  /* the primary: a GET that writes (a content read records its disclosure)
+			* or that must see the primary's present (event streams) */
+	H_DB_STANDBY,  /* a standby: a POST that only reads (search, explain) */
+};
+
 /* A route's scope that asks only for a valid token, whatever its scopes: the handler checks
  * scopes itself (/mcp, whose tools each need their own route's scope). */
 #define H_SCOPE_TOKEN (1u << 31)
@@ -119,7 +128,14 @@ struct h_route {
 	/* The answer holds a secret (a new token): it may not be kept for an Idempotency-Key's
 	 * replay (server/idempotency.c refuses the key). */
 	bool secret_answer;
+	enum h_db db;
 };
+
+#define H_MIN_LSN_HEADER "Recallgate-Min-LSN"
+
+/* The route only reads: with standbys configured, its statements run on one (handlers/gate.c,
+ * the one home of the rule). */
+bool h_route_reads(const struct h_route *route);
 
 /* GET /v1/events: where a stream starts and what it sends (docs/events.md). */
 struct h_events_request {
@@ -159,7 +175,16 @@ struct h_ctx {
 	const char *token_name;
 	unsigned scopes;
 	/* services the composition root provides */
-	struct db_pool *pool;
+	struct db_pool *pool;       /* the primary's */
+	struct db_standbys *standbys; /* hot standbys for reads, or NULL */
+	/* Recallgate-Min-LSN: a read waits for a standby that replayed it (0: any) */
+	uint64_t min_lsn;
+	/* Where this request's reads went (set by its first h_db_acquire of a read route: the
+	 * later ones go there too), or NULL. */
+	struct db_pool *read_pool;
+	/* A primary connection was taken for a route that writes: a 2xx answer carries
+	 * Recallgate-Commit-LSN. */
+	bool wrote;
 	/* The connection server/ borrowed to verify the token, or NULL: h_db_acquire hands it to
 	 * the handler's first acquire, so a request borrows from the pool once. server/
 	 * releases it if the handler never takes it. */

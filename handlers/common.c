@@ -9,6 +9,7 @@
 #include "core/ids.h"
 #include "core/problem.h"
 #include "core/timefmt.h"
+#include "db/standby.h"
 
 const char h_id_reason[] = "must match " RG_ID_PATTERN;
 
@@ -67,9 +68,19 @@ void h_db_failed(struct h_ctx *ctx, enum rg_status st)
 enum rg_status h_db_acquire(struct h_ctx *ctx, struct db_conn **c)
 {
 	if (ctx->tx) {
+		ctx->wrote = true;
 		*c = ctx->tx;
 		return RG_OK;
 	}
+	if (ctx->read_pool)
+		return db_acquire(ctx->read_pool, c, &ctx->dberr);
+	if (ctx->standbys && h_route_reads(ctx->route)) {
+		db_release(ctx->pool, ctx->held); /* authentication's: the read goes elsewhere */
+		ctx->held = NULL;
+		return db_read_acquire(ctx->standbys, ctx->pool, ctx->min_lsn, &ctx->read_pool, c,
+				       &ctx->dberr);
+	}
+	ctx->wrote = ctx->wrote || !h_route_reads(ctx->route);
 	if (ctx->held) {
 		*c = ctx->held;
 		ctx->held = NULL;
@@ -82,7 +93,7 @@ void h_db_release(struct h_ctx *ctx, struct db_conn *c)
 {
 	if (c != NULL && c == ctx->tx)
 		return; /* server/ ends the request's transaction */
-	db_release(ctx->pool, c);
+	db_release(ctx->read_pool ? ctx->read_pool : ctx->pool, c);
 }
 
 bool h_acquire(struct h_ctx *ctx, struct db_conn **c)

@@ -3,10 +3,20 @@
  * route and the caller; the gate checks in the contract's order (path parameters and body,
  * then scope) and makes the handler's h_ctx. And the one handler of the routes answered by
  * one statement (struct h_read), whichever way server/ runs their statement. */
+#include <string.h>
+
 #include "core/ids.h"
+#include "core/lsn.h"
 #include "core/jsonx.h"
 #include "db/row.h"
 #include "handlers/common.h"
+
+bool h_route_reads(const struct h_route *route)
+{
+	if (route->db != H_DB_AUTO)
+		return route->db == H_DB_STANDBY;
+	return strcmp(route->method, "GET") == 0 && strncmp(route->path, "/v1/", 4) == 0;
+}
 
 /* The answer part of ctx, empty: the handler (or the gate's refusal) writes it. */
 static void clear_answer(struct h_ctx *ctx)
@@ -60,10 +70,15 @@ bool h_gate(struct h_ctx *ctx, struct h_request *in)
 	ctx->body = NULL;
 	clear_answer(ctx);
 
-	/* Path parameters (422), with what the transport could not map onto the route. */
+	/* Path parameters (422), with what the transport could not map onto the route, and the
+	 * read-your-writes header (an MCP tool call keeps its /mcp request's). */
 	for (size_t i = 0; i < in->nparams; i++)
 		if (!core_id_valid(in->params[i].value))
 			core_fields_error(errors, in->params[i].name, h_id_reason);
+	const char *lsn = ctx->header ? ctx->header(ctx, H_MIN_LSN_HEADER) : NULL;
+	if (lsn && !core_lsn_parse(lsn, &ctx->min_lsn))
+		core_fields_error(errors, H_MIN_LSN_HEADER,
+				  "must be a WAL position as Recallgate-Commit-LSN gives it (0/16B3748)");
 	if (json_array_size(errors) > 0) {
 		h_problem(ctx, in->unknown ? PROBLEM_UNKNOWN_FIELD : PROBLEM_VALIDATION_FAILED, NULL,
 			  json_incref(errors));

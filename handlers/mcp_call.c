@@ -242,6 +242,7 @@ json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t 
 	if (h_gate(&sub, &req))
 		route->handler(&sub);
 	ctx->held = sub.held; /* not taken: server/ releases it with the request */
+	ctx->wrote = ctx->wrote || sub.wrote; /* the answer carries Recallgate-Commit-LSN */
 	sub.held = NULL;
 	/* Content a tool delivers goes out only once recorded, like the /v1 answer's: server/ sees
 	 * the request's context, so the disclosure moves there; one per request. */

@@ -4,20 +4,27 @@
 #include "handlers/handlers.h"
 
 #define ROUTE(method, path, handler, scope) \
-	{method, path, handler, scope, NULL, NULL, H_LANE_WORKER, NULL, NULL, false}
+	{method, path, handler, scope, NULL, NULL, H_LANE_WORKER, NULL, NULL, false, H_DB_AUTO}
 #define ROUTE_BODY(method, path, handler, scope, body, check) \
-	{method, path, handler, scope, body, check, H_LANE_WORKER, NULL, NULL, false}
+	{method, path, handler, scope, body, check, H_LANE_WORKER, NULL, NULL, false, H_DB_AUTO}
 /* Answered by one statement (struct h_read): a worker runs it, or, when its statement is
  * pipeable, server/ may send it on a pipe (server/pipes.c) instead. */
 #define ROUTE_READ(method, path, read, scope) \
-	{method, path, h_read_run, scope, NULL, NULL, H_LANE_WORKER, NULL, read, false}
+	{method, path, h_read_run, scope, NULL, NULL, H_LANE_WORKER, NULL, read, false, H_DB_AUTO}
+/* With standbys configured (RECALLGATE_READ_DATABASE_URL), a GET under /v1/ reads on one
+ * (struct h_route's db): these say where the others go. A content read records its
+ * disclosure and must not deliver what the primary already revoked: the primary. */
+#define ROUTE_PRIMARY(method, path, handler, scope) \
+	{method, path, handler, scope, NULL, NULL, H_LANE_WORKER, NULL, NULL, false, H_DB_PRIMARY}
+#define ROUTE_STANDBY(method, path, handler, scope, body) \
+	{method, path, handler, scope, body, NULL, H_LANE_WORKER, NULL, NULL, false, H_DB_STANDBY}
 /* Answered on the I/O thread: no database, no provider, nothing that can block. */
 #define ROUTE_INLINE(method, path, handler) \
-	{method, path, handler, 0, NULL, NULL, H_LANE_INLINE, NULL, NULL, false}
+	{method, path, handler, 0, NULL, NULL, H_LANE_INLINE, NULL, NULL, false, H_DB_AUTO}
 /* Waits on a provider, or must not queue behind busy workers: the elastic lane, so that a hung
  * provider holds no worker. */
 #define ROUTE_ELASTIC(method, path, handler, scope, body) \
-	{method, path, handler, scope, body, NULL, H_LANE_ELASTIC, NULL, NULL, false}
+	{method, path, handler, scope, body, NULL, H_LANE_ELASTIC, NULL, NULL, false, H_DB_AUTO}
 
 const struct h_route h_routes[] = {
 	ROUTE_INLINE("GET", "/healthz", h_healthz),
@@ -33,11 +40,11 @@ const struct h_route h_routes[] = {
 	ROUTE_INLINE("GET", "/ui/views/{file}", h_ui_file),
 	/* Any valid token: each tool checks its own route's scope. The lane is the called tool's
 	 * route's (a provider's tool runs on the elastic lane). */
-	{"POST", "/mcp", h_mcp, H_SCOPE_TOKEN, NULL, NULL, H_LANE_WORKER, h_mcp_lane, NULL, false},
+	{"POST", "/mcp", h_mcp, H_SCOPE_TOKEN, NULL, NULL, H_LANE_WORKER, h_mcp_lane, NULL, false, H_DB_AUTO},
 
 	/* Its answer is the token itself: never kept for an Idempotency-Key's replay. */
 	{"POST", "/v1/tokens", h_token_create, RG_SCOPE_ADMIN, h_token_create_body, NULL,
-	 H_LANE_WORKER, NULL, NULL, true},
+	 H_LANE_WORKER, NULL, NULL, true, H_DB_AUTO},
 	ROUTE("GET", "/v1/tokens", h_token_list, RG_SCOPE_ADMIN),
 	ROUTE("DELETE", "/v1/tokens/{token_id}", h_token_delete, RG_SCOPE_ADMIN),
 
@@ -50,8 +57,8 @@ const struct h_route h_routes[] = {
 		   h_source_create_body, h_source_create_check),
 	ROUTE("GET", "/v1/memory/sources", h_source_list, RG_SCOPE_MEMORY_READ),
 	ROUTE("GET", "/v1/memory/sources/{source_id}", h_source_get, RG_SCOPE_MEMORY_READ),
-	ROUTE("GET", "/v1/memory/sources/{source_id}/content", h_source_content,
-	      RG_SCOPE_MEMORY_READ),
+	ROUTE_PRIMARY("GET", "/v1/memory/sources/{source_id}/content", h_source_content,
+		      RG_SCOPE_MEMORY_READ),
 	ROUTE_BODY("PUT", "/v1/memory/sources/{source_id}/classification", h_source_classify,
 		   RG_SCOPE_MEMORY_ADMIN, h_classification_body, NULL),
 	ROUTE_BODY("POST", "/v1/memory/sources/{source_id}/revoke", h_source_revoke,
@@ -65,10 +72,10 @@ const struct h_route h_routes[] = {
 	ROUTE("GET", "/v1/memory/derivatives", h_derivative_list, RG_SCOPE_MEMORY_READ),
 	ROUTE("GET", "/v1/memory/derivatives/{derivative_id}", h_derivative_get,
 	      RG_SCOPE_MEMORY_READ),
-	ROUTE_BODY("POST", "/v1/memory/search", h_memory_search, RG_SCOPE_MEMORY_READ,
-		   h_search_body, NULL),
-	ROUTE_BODY("POST", "/v1/memory/retrieval/explain", h_memory_explain, RG_SCOPE_MEMORY_READ,
-		   h_explain_body, NULL),
+	ROUTE_STANDBY("POST", "/v1/memory/search", h_memory_search, RG_SCOPE_MEMORY_READ,
+		      h_search_body),
+	ROUTE_STANDBY("POST", "/v1/memory/retrieval/explain", h_memory_explain,
+		      RG_SCOPE_MEMORY_READ, h_explain_body),
 	ROUTE_BODY("POST", "/v1/memory/context", h_memory_context, RG_SCOPE_MEMORY_READ,
 		   h_context_body, NULL),
 	ROUTE("GET", "/v1/context/load-receipts", h_load_receipts_list, RG_SCOPE_AUDIT_READ),
@@ -134,7 +141,7 @@ const struct h_route h_routes[] = {
 
 	ROUTE("GET", "/v1/audit/verify", h_audit_verify, RG_SCOPE_AUDIT_READ),
 	ROUTE("GET", "/v1/audit", h_audit_list, RG_SCOPE_AUDIT_READ),
-	ROUTE("GET", "/v1/events", h_events, RG_SCOPE_EVENTS_READ),
+	ROUTE_PRIMARY("GET", "/v1/events", h_events, RG_SCOPE_EVENTS_READ),
 };
 
 const size_t h_routes_count = sizeof h_routes / sizeof h_routes[0];

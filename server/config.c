@@ -88,6 +88,15 @@ static const struct cfg_entry {
 	 "RECALLGATE_RATE_LIMIT, one second's worth"},
 	{"RECALLGATE_RATE_LIMIT", CFG_UINT, 0, 100000, "0", offsetof(struct rg_config, rate_limit),
 	 "requests per second per bearer token, over it 429 rate_limited; 0: off"},
+	{"RECALLGATE_READ_DATABASE_URL", CFG_URL, 0, 0, "",
+	 offsetof(struct rg_config, read_database_url),
+	 "hot standbys for reads (GETs, search, explain): a libpq URI or conninfo string, each "
+	 "host of a multi-host one a standby; empty: every read goes to DATABASE_URL"},
+	{"RECALLGATE_READ_DB_POOL", CFG_UINT, 1, 256, "8",
+	 offsetof(struct rg_config, read_db_pool), "database connections per instance to each standby"},
+	{"RECALLGATE_READ_MAX_LAG_MS", CFG_UINT, 1, 50000, "1000",
+	 offsetof(struct rg_config, read_max_lag_ms),
+	 "milliseconds a standby may trail the primary before its reads go to the primary"},
 	{"RECALLGATE_TRUST_PROXY", CFG_BOOL, 0, 0, "0", 0,
 	 "1: behind a gateway: the client is the last X-Forwarded-For entry (for the "
 	 "per-client limit; it is never logged)"},
@@ -222,10 +231,10 @@ static bool apply(struct rg_config *cfg, const struct cfg_entry *e, const char *
 	unsigned long u;
 	char *base = (char *)cfg;
 	switch (e->kind) {
-	case CFG_URL:
-		if (*v == '\0' || strlen(v) >= sizeof cfg->database_url)
+	case CFG_URL: /* empty only where it has a default (an optional database) */
+		if ((*v == '\0' && e->def == NULL) || strlen(v) >= sizeof cfg->database_url)
 			return false;
-		strcpy(cfg->database_url, v);
+		strcpy(base + e->offset, v);
 		return true; /* libpq's own check runs in cfg_load, to say why */
 	case CFG_UINT:
 		if (!parse_ulong(v, &u) || u < e->min || u > e->max)
@@ -319,7 +328,7 @@ bool cfg_load(struct rg_config *cfg, const char *(*getenv_fn)(const char *), boo
 				 expectation(e, want, sizeof want));
 			return false;
 		}
-		if (e->kind == CFG_URL && !db_conninfo_check(v, why, sizeof why)) {
+		if (e->kind == CFG_URL && *v != '\0' && !db_conninfo_check(v, why, sizeof why)) {
 			snprintf(err, errlen, "recallgate: %s is invalid: %s (expected %s)", e->env, why,
 				 expectation(e, want, sizeof want));
 			return false;

@@ -13,6 +13,9 @@ enum log_level { LOG_ERROR = 0, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
 struct rg_config {
 	char database_url[2048];
+	char read_database_url[2048]; /* "" = no standbys */
+	unsigned read_db_pool;        /* connections to each standby */
+	unsigned read_max_lag_ms;
 	char host[64];
 	unsigned port;
 	unsigned max_connections;

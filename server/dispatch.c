@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/lsn.h"
 #include "db/pipe.h"
+#include "db/standby.h"
 #include "handlers/api.h"
 #include "server/events.h"
 #include "server/metrics.h"
@@ -192,6 +194,7 @@ bool dispatch_begin(struct request *r, enum MHD_Result *ret)
 		.token_name = who->name,
 		.scopes = who->scopes,
 		.pool = srv->pool,
+		.standbys = srv->standbys,
 		.held = r->held,
 		.shutting_down = atomic_load(&srv->draining),
 		.received_ms = (long long)r->started.tv_sec * 1000 + r->started.tv_nsec / 1000000,
@@ -267,6 +270,24 @@ void dispatch_drop(struct request *r)
 	*ctx = (struct h_ctx){0};
 }
 
+/* A write that succeeded carries where the primary's WAL stood after it: a read that sends it
+ * back (Recallgate-Min-LSN) sees the write on any standby (docs/scaling.md). Without it (the
+ * primary went away between the commit and this question) the answer goes without the
+ * header: the write stands, and a client that has no LSN reads as it would without one. */
+static void note_commit_lsn(struct request *r)
+{
+	struct h_ctx *ctx = &r->ctx;
+	uint64_t lsn;
+	struct db_error err = {0};
+	if (!ctx->wrote || ctx->problem_code != PROBLEM_NONE || ctx->status < 200 ||
+	    ctx->status > 299)
+		return;
+	if (db_commit_lsn(r->srv->pool, &lsn, &err) == RG_OK)
+		core_lsn_format(lsn, r->commit_lsn);
+	else
+		log_warn(r->request_id, "no commit LSN for the answer: %s", err.message);
+}
+
 enum MHD_Result dispatch(struct request *r)
 {
 	enum MHD_Result ret;
@@ -286,6 +307,7 @@ enum MHD_Result dispatch(struct request *r)
 		r->ctx.route->handler(&r->ctx);
 		idem_end(r);
 	}
+	note_commit_lsn(r);
 	if (provider_slot)
 		quota_give(r->srv->provider_calls, tenant);
 	return dispatch_end(r);

@@ -15,6 +15,7 @@
 #include "core/hash.h"
 #include "core/ids.h"
 #include "core/problem.h"
+#include "db/standby.h"
 #include "server/events.h"
 #include "server/framing.h"
 #include "server/conns.h"
@@ -212,8 +213,14 @@ static enum MHD_Result to_pipe(struct request *r)
 	if (!dispatch_begin(r, &ret))
 		return reply_flush(r);
 	MHD_suspend_connection(r->conn);
-	if (pipes_submit(r))
+	/* With standbys the pipe is the first one's: it takes a read that standby may serve now
+	 * (a pipe cannot wait for a Recallgate-Min-LSN). */
+	struct db_standbys *sb = r->srv->standbys;
+	if ((sb == NULL || db_standby_ready(sb, 0, r->ctx.min_lsn)) && pipes_submit(r)) {
+		if (sb)
+			db_standby_served(sb, 0);
 		return MHD_YES;
+	}
 	return submit_to_lane(r); /* dispatch runs the handler there */
 }
 
@@ -427,8 +434,8 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
 	return (size_t)(out - s);
 }
 
-bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct h_route *routes,
-		size_t n_routes, struct http_server **out)
+bool http_start(const struct rg_config *cfg, struct db_pool *pool, struct db_standbys *standbys,
+		const struct h_route *routes, size_t n_routes, struct http_server **out)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC,
 				 .ai_socktype = SOCK_STREAM,
@@ -447,6 +454,7 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 	}
 	srv->cfg = cfg;
 	srv->pool = pool;
+	srv->standbys = standbys;
 	srv->routes = routes;
 	srv->n_routes = n_routes;
 	if (!core_random_hex(request_id_prefix, 8)) {
@@ -470,7 +478,8 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct 
 			&srv->workers) ||
 	    !lane_start("elastic", 1, HTTP_ELASTIC_LANE_MAX, cfg->db_acquire_timeout_ms,
 			&srv->elastic) ||
-	    !pipes_start(cfg->database_url) || !ledger_start(srv->pool)) {
+	    !pipes_start(standbys ? db_standby_conninfo(standbys, 0) : cfg->database_url) ||
+	    !ledger_start(srv->pool)) {
 		pipes_stop(0);
 		lane_stop(srv->elastic);
 		lane_stop(srv->workers);
@@ -547,6 +556,7 @@ static void cancel_running(struct http_server *srv, long long until)
 		if (w.busy + e.busy == 0 || mono_ms() >= until)
 			return;
 		db_pool_cancel_busy(srv->pool);
+		db_standbys_cancel_busy(srv->standbys);
 		struct timespec ts = {0, 20 * 1000000L};
 		nanosleep(&ts, NULL);
 	}

@@ -13,8 +13,8 @@ struct http_server;
 
 /* Starts listening, answering with routes[0..n) (borrowed for the server's lifetime).
  * *out is new: http_stop frees it. false after logging why. */
-bool http_start(const struct rg_config *cfg, struct db_pool *pool, const struct h_route *routes,
-		size_t n_routes, struct http_server **out) RG_MUSTCHECK;
+bool http_start(const struct rg_config *cfg, struct db_pool *pool, struct db_standbys *standbys,
+		const struct h_route *routes, size_t n_routes, struct http_server **out) RG_MUSTCHECK;
 /* Stops accepting, waits for in-flight requests (at most drain_ms), then stops. */
 void http_stop(struct http_server *srv, unsigned drain_ms);
 

@@ -62,6 +62,7 @@ static void replay(struct request *r, struct db_idem_answer *a)
 	struct h_ctx *ctx = &r->ctx;
 	struct idem_request *idem = &r->idem;
 	ctx->status = a->status;
+	ctx->wrote = true; /* the kept answer's write committed: it carries a commit LSN */
 	if (a->content_type) {
 		idem->content_type = a->content_type; /* freed by idem_free */
 		a->content_type = NULL;

@@ -11,6 +11,7 @@
 #include "core/hash.h"
 #include "core/ids.h"
 #include "db/migrate.h"
+#include "db/standby.h"
 #include "db/tokens.h"
 #include "handlers/api.h"
 #include "server/auth.h"
@@ -223,6 +224,7 @@ static int cmd_serve(void)
 {
 	struct rg_config cfg;
 	struct db_pool *pool = NULL;
+	struct db_standbys *standbys = NULL;
 	struct http_server *srv = NULL;
 	const char **route_names = NULL;
 	sigset_t stop;
@@ -249,6 +251,14 @@ static int cmd_serve(void)
 		rc = 1;
 		goto out;
 	}
+	if (cfg.read_database_url[0] &&
+	    db_standbys_open(cfg.read_database_url, cfg.database_url, cfg.read_db_pool,
+			     cfg.db_acquire_timeout_ms, cfg.read_max_lag_ms, &standbys) != RG_OK) {
+		log_error(NULL, "RECALLGATE_READ_DATABASE_URL names more than %d hosts, or the "
+			  "standbys' pools could not be made", DB_STANDBYS_MAX);
+		rc = 1;
+		goto out;
+	}
 	route_names = calloc(h_routes_count, sizeof *route_names);
 	if (route_names == NULL) {
 		rc = 1;
@@ -256,7 +266,7 @@ static int cmd_serve(void)
 	}
 	for (size_t i = 0; i < h_routes_count; i++)
 		route_names[i] = h_routes[i].path;
-	metrics_init(route_names, h_routes_count, pool);
+	metrics_init(route_names, h_routes_count, pool, standbys);
 	auth_init();
 	oauth_init(&cfg);
 	if (!h_oauth_configure(cfg.oauth_issuer, cfg.oauth_resource)) {
@@ -278,7 +288,7 @@ static int cmd_serve(void)
 		rc = 1;
 		goto out;
 	}
-	if (!http_start(&cfg, pool, h_routes, h_routes_count, &srv)) {
+	if (!http_start(&cfg, pool, standbys, h_routes, h_routes_count, &srv)) {
 		rc = 1;
 		goto out;
 	}
@@ -298,6 +308,7 @@ out:
 	auth_shutdown();
 	metrics_shutdown();
 	free(route_names);
+	db_standbys_close(standbys);
 	db_pool_close(pool);
 	curl_global_cleanup();
 	return rc;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/standby.h"
 #include "server/events.h"
 #include "server/ledger.h"
 #include "server/pipes.h"
@@ -40,13 +41,16 @@ static struct {
 	size_t n_routes;
 	struct slot *slots; /* (n_routes + 1) * N_METHODS */
 	struct db_pool *pool;
+	struct db_standbys *standbys; /* NULL: no RECALLGATE_READ_DATABASE_URL */
 } m;
 
-void metrics_init(const char *const *route_names, size_t n_routes, struct db_pool *pool)
+void metrics_init(const char *const *route_names, size_t n_routes, struct db_pool *pool,
+		  struct db_standbys *standbys)
 {
 	m.names = route_names;
 	m.n_routes = n_routes;
 	m.pool = pool;
+	m.standbys = standbys;
 	m.slots = calloc((n_routes + 1) * N_METHODS, sizeof *m.slots);
 }
 
@@ -54,6 +58,40 @@ void metrics_shutdown(void)
 {
 	free(m.slots);
 	m.slots = NULL;
+}
+
+/* Each standby's state and the reads that went to the primary instead (docs/scaling.md). The
+ * standby label is its host:port, as RECALLGATE_READ_DATABASE_URL names it. */
+static void render_standbys(FILE *f)
+{
+	static const char *const why[DB_FALLBACK_KINDS] = {"none_usable", "unreachable",
+							   "min_lsn"};
+	size_t n = db_standbys_count(m.standbys);
+	struct db_standby_stats st[DB_STANDBYS_MAX];
+	for (size_t i = 0; i < n; i++)
+		db_standbys_get(m.standbys, i, &st[i]);
+	fputs("# HELP recallgate_standby_up 1 while the standby serves reads (reachable, in "
+	      "recovery and not lagging past RECALLGATE_READ_MAX_LAG_MS).\n"
+	      "# TYPE recallgate_standby_up gauge\n", f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "recallgate_standby_up{standby=\"%s\"} %d\n", st[i].name, st[i].usable);
+	fputs("# HELP recallgate_standby_lag_seconds How long ago the primary reached the oldest "
+	      "WAL position the standby has not replayed (0: caught up; -1: not yet probed).\n"
+	      "# TYPE recallgate_standby_lag_seconds gauge\n", f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "recallgate_standby_lag_seconds{standby=\"%s\"} %.3f\n", st[i].name,
+			st[i].lag_ms < 0 ? -1.0 : (double)st[i].lag_ms / 1000.0);
+	fputs("# HELP recallgate_standby_reads_total Requests whose reads the standby served.\n"
+	      "# TYPE recallgate_standby_reads_total counter\n", f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "recallgate_standby_reads_total{standby=\"%s\"} %llu\n", st[i].name,
+			(unsigned long long)st[i].reads);
+	fputs("# HELP recallgate_standby_fallbacks_total Reads sent to the primary because no "
+	      "standby could serve them, by reason.\n"
+	      "# TYPE recallgate_standby_fallbacks_total counter\n", f);
+	for (int k = 0; k < DB_FALLBACK_KINDS; k++)
+		fprintf(f, "recallgate_standby_fallbacks_total{reason=\"%s\"} %llu\n", why[k],
+			(unsigned long long)db_standbys_fallbacks(m.standbys, (enum db_fallback)k));
 }
 
 static size_t method_index(const char *method)
@@ -238,6 +276,7 @@ char *metrics_render(size_t *len)
 		"# HELP recallgate_pipe_reads_total One-statement reads sent on a pipe.\n"
 		"# TYPE recallgate_pipe_reads_total counter\nrecallgate_pipe_reads_total %llu\n",
 		pst.connected, pst.waiting, pst.total);
+	render_standbys(f);
 	struct ledger_stats lst;
 	ledger_get_stats(&lst);
 	fprintf(f,

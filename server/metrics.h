@@ -6,9 +6,12 @@
 #include <stddef.h>
 #include "db/db.h"
 
+struct db_standbys;
+
 /* routes[i] names route index i; index n_routes is "unmatched". Strings are borrowed for
  * the process lifetime. */
-void metrics_init(const char *const *route_names, size_t n_routes, struct db_pool *pool);
+void metrics_init(const char *const *route_names, size_t n_routes, struct db_pool *pool,
+		  struct db_standbys *standbys);
 void metrics_observe(size_t route_index, const char *method, int status, double seconds);
 /* Counts one provider call (names as struct h_ctx.provider_observe says; others ignored). */
 void metrics_provider(const char *call, const char *outcome);

@@ -48,7 +48,8 @@ static void add_common_headers(struct request *r, struct MHD_Response *resp)
 		MHD_add_response_header(resp, "Access-Control-Allow-Origin", origin);
 		MHD_add_response_header(resp, "Vary", "Origin");
 		MHD_add_response_header(resp, "Access-Control-Expose-Headers",
-					"ETag, Location, X-Request-Id, Idempotent-Replayed, Retry-After");
+					"ETag, Location, X-Request-Id, Idempotent-Replayed, Retry-After, "
+					"Recallgate-Commit-LSN");
 	}
 }
 
@@ -150,7 +151,7 @@ enum MHD_Result reply_preflight(struct request *r)
 		MHD_add_response_header(
 			resp, "Access-Control-Allow-Headers",
 			"Authorization, Content-Type, If-Match, Idempotency-Key, X-Request-Id, "
-			"traceparent");
+			"traceparent, Recallgate-Min-LSN");
 		MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
 	}
 	return reply_queue(r, 204, resp);
@@ -187,6 +188,8 @@ enum MHD_Result reply_render(struct request *r, struct h_ctx *ctx)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, ctx->location);
 	for (size_t i = 0; i < ctx->nheaders; i++)
 		MHD_add_response_header(resp, ctx->headers[i].name, ctx->headers[i].value);
+	if (r->commit_lsn[0])
+		MHD_add_response_header(resp, "Recallgate-Commit-LSN", r->commit_lsn);
 	if (strncmp(ctx->route->path, "/v1/", 4) == 0)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	return reply_queue(r, (unsigned)ctx->status, resp);

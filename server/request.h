@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "core/ids.h"
+#include "core/lsn.h"
 #include "core/problem.h"
 #include "db/db.h"
 #include "db/row.h"
@@ -27,6 +28,7 @@ struct http_server {
 	struct MHD_Daemon *daemon;
 	const struct rg_config *cfg;
 	struct db_pool *pool;
+	struct db_standbys *standbys; /* hot standbys for reads, or NULL */
 	const struct h_route *routes;
 	size_t n_routes;
 	struct lane *workers; /* handlers that may block on the database: one per connection */
@@ -103,6 +105,7 @@ struct request {
 	struct clients_ticket client; /* counted in flight for its forwarded client */
 	struct conn_entry *conn_entry; /* its connection's deadlines (conns.h), or NULL */
 	struct idem_request idem;     /* idempotency.c: a write with an Idempotency-Key */
+	char commit_lsn[RG_LSN_SIZE]; /* a 2xx write's Recallgate-Commit-LSN, or "" */
 	struct router_match match; /* large: keep it last */
 };
 

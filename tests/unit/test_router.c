@@ -231,8 +231,8 @@ static void test_head_on_get_routes(void **state)
 {
 	(void)state;
 	static const struct h_route get_and_post[] = {
-		{"POST", "/items", h_mode_put, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false},
-		{"GET", "/items/{id}", h_goal_get, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false},
+		{"POST", "/items", h_mode_put, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false, H_DB_AUTO},
+		{"GET", "/items/{id}", h_goal_get, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false, H_DB_AUTO},
 	};
 	assert_int_equal(router_match(get_and_post, N_ELEMS(get_and_post), "HEAD", "/items/7", &m),
 			 ROUTER_FOUND);
@@ -247,8 +247,8 @@ static void test_first_listed_wins(void **state)
 {
 	(void)state;
 	static const struct h_route template_first[] = {
-		{"GET", "/items/{id}", h_goal_get, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false},
-		{"GET", "/items/special", h_tokens_stats, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false},
+		{"GET", "/items/{id}", h_goal_get, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false, H_DB_AUTO},
+		{"GET", "/items/special", h_tokens_stats, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false, H_DB_AUTO},
 	};
 	assert_int_equal(router_match(template_first, N_ELEMS(template_first), "GET",
 				      "/items/special", &m), ROUTER_FOUND);
@@ -264,14 +264,14 @@ static void test_allow_sorted_and_unique(void **state)
 {
 	(void)state;
 	static const struct h_route many[] = {
-		{"PUT", "/x/{id}", h_mode_put, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false},
-		{"POST", "/x/{id}", h_mode_put, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false},
-		{"GET", "/x/{id}", h_mode_get, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false},
-		{"PATCH", "/x/{id}", h_mode_put, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false},
-		{"DELETE", "/x/{id}", h_token_delete, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false},
-		{"GET", "/x/{other}", h_goal_get, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false}, /* same method again: listed once */
-		{"HEAD", "/y", h_health, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false},
-		{"GET", "/", h_health, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false},
+		{"PUT", "/x/{id}", h_mode_put, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false, H_DB_AUTO},
+		{"POST", "/x/{id}", h_mode_put, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false, H_DB_AUTO},
+		{"GET", "/x/{id}", h_mode_get, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false, H_DB_AUTO},
+		{"PATCH", "/x/{id}", h_mode_put, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false, H_DB_AUTO},
+		{"DELETE", "/x/{id}", h_token_delete, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false, H_DB_AUTO},
+		{"GET", "/x/{other}", h_goal_get, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false, H_DB_AUTO}, /* same method again: listed once */
+		{"HEAD", "/y", h_health, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false, H_DB_AUTO},
+		{"GET", "/", h_health, 0, NULL, NULL, H_LANE_WORKER, NULL, NULL, false, H_DB_AUTO},
 	};
 	assert_int_equal(router_match(many, N_ELEMS(many), "TRACE", "/x/1", &m),
 			 ROUTER_METHOD_NOT_ALLOWED);
