@@ -284,9 +284,13 @@ def find_nginx(name):
 
 class Fleet:
     """PostgreSQL + migrate + N instances + nginx. instance_env: extra environment for
-    every instance (RECALLGATE_TRUST_PROXY=1 is always set, as behind the gateway)."""
+    every instance (RECALLGATE_TRUST_PROXY=1 is always set, as behind the gateway).
+    database: what f.pg is, built as database(root, dir): Postgres (one cluster), or
+    fleet_paf.Formation (pg_auto_failover: monitor, primary, synchronous standby), which
+    gives the instances a multi-host DATABASE_URL and its .instance_env."""
 
-    def __init__(self, args, instances=2, instance_env=None, name=None, standby=False):
+    def __init__(self, args, instances=2, instance_env=None, name=None, database=None,
+                 standby=False):
         self.root = os.path.abspath(args.root)
         self.bin = os.path.abspath(args.bin)
         self.keep = args.keep
@@ -296,6 +300,7 @@ class Fleet:
         self.name = name or os.path.splitext(os.path.basename(sys.argv[0]))[0]
         base = os.path.join(self.root, ".test-data")
         self.dir = os.path.join(base, f"fleet-{self.name}-{os.getpid()}")
+        self.database = database or Postgres
         self.pg = None
         # standby: a hot standby of the cluster (fleet_standby.py) whose URL the instances get
         # as RECALLGATE_READ_DATABASE_URL
@@ -341,11 +346,12 @@ class Fleet:
             fail(f"{self.bin} is not an executable")
         self._remove_stale()
         os.makedirs(self.dir)
-        self.pg = Postgres(self.root, os.path.join(self.dir, "pg"))
+        self.pg = self.database(self.root, os.path.join(self.dir, "pg"))
         self.pg.init_and_start()
         env = dict(self.instance_env)
         env.setdefault("RECALLGATE_TRUST_PROXY", "1")
         env["DATABASE_URL"] = self.pg.url
+        env.update(getattr(self.pg, "instance_env", {}))
         if self.want_standby:
             self.standby = Standby(self.root, os.path.join(self.dir, "standby"), self.pg)
             self.standby.start()
@@ -373,6 +379,8 @@ class Fleet:
             if pid.isdigit() and not alive(int(pid)):
                 log(f"removing the stale {d}")
                 Standby(self.root, os.path.join(base, d, "standby"), None).stop()
+                import fleet_paf  # a pg_auto_failover formation's keepers go first
+                fleet_paf.Formation.stop_stale(os.path.join(base, d, "pg"), self.root)
                 Postgres(self.root, os.path.join(base, d, "pg")).stop()
                 shutil.rmtree(os.path.join(base, d), ignore_errors=True)
 

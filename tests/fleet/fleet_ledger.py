@@ -41,6 +41,7 @@ class Writers:
         self.acked_modes = []    # (thread_id, revision)
         self.acked_sources = []  # source_id
         self.answers = []        # (t_monotonic_sent, elapsed_s, label, method) of every answer
+        self.retry_after = {}    # {Retry-After value (None: absent): count} of the 503s
         self.tag = f"{os.getpid()}-{random.getrandbits(32):08x}"
         self.threads = [threading.Thread(target=self._run, args=(i, k), daemon=True)
                         for i, k in enumerate(kinds)]
@@ -63,6 +64,9 @@ class Writers:
     def _note(self, t0, r, method):
         with self.lock:
             self.answers.append((t0, r.elapsed, r.label(), method))
+            if r.status == 503:
+                v = r.header("Retry-After")
+                self.retry_after[v] = self.retry_after.get(v, 0) + 1
 
     def _run(self, i, kind):
         c = Client(self.url, timeout=self.timeout)
