@@ -387,7 +387,7 @@ static bool wait_replayed(struct standby *sb, struct db_conn *c, uint64_t min_ls
 		if (lsn_on(c, &replay_stmt, &replay, NULL) != RG_OK)
 			return false;
 		if (replay >= min_lsn) {
-			uint64_t seen = atomic_load(&sb->replay_lsn);
+			unsigned long long seen = atomic_load(&sb->replay_lsn);
 			while (replay > seen &&
 			       !atomic_compare_exchange_weak(&sb->replay_lsn, &seen, replay))
 				;

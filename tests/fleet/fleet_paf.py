@@ -1,4 +1,4 @@
-"""A pg_auto_failover formation for the fleet (API.md §11 "Past one database server"): a
+"""A pg_auto_failover formation for the fleet (docs/scaling.md): a
 monitor, a primary and a synchronous standby, on 127.0.0.1 only, under the fleet's
 directory. Fleet starts it in place of its single cluster:
 
@@ -123,7 +123,7 @@ class Node:
 class Formation:
     """A monitor and two data nodes (node1 starts as the primary, node2 as its synchronous
     standby). .url: the libpq multi-host URL (read-write); .instance_env: what the fleet's
-    instances get besides DATABASE_URL (the standby for reads, API.md §11)."""
+    instances get besides DATABASE_URL (the standby for reads, docs/scaling.md)."""
 
     def __init__(self, root, dir_):
         self.root = root

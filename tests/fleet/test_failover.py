@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Failover with pg_auto_failover under write load (API.md §11 "Past one database server").
+"""Failover with pg_auto_failover under write load (docs/scaling.md).
 
 A monitor, a primary and a synchronous standby (tests/fleet/fleet_paf.py), two instances with
 the libpq multi-host DATABASE_URL (target_session_attrs=read-write) and the standby as
