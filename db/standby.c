@@ -27,7 +27,6 @@ struct standby {
 	struct db_pool *pool;
 	PGconn *probe; /* the monitor's own connection: a busy pool cannot blind it */
 	atomic_bool usable;
-	atomic_bool reachable;
 	atomic_llong lag_ms;
 	atomic_ullong replay_lsn;
 	atomic_ullong reads;
@@ -233,7 +232,6 @@ static void probe_standby(struct db_standbys *s, struct standby *sb, int64_t at)
 		  core_lsn_parse(text, &replay);
 	/* a standby that was promoted is another primary: not ours to read from */
 	ok = ok && recovering;
-	atomic_store(&sb->reachable, ok);
 	if (!ok) {
 		atomic_store(&sb->usable, false);
 		return;
@@ -459,20 +457,13 @@ void db_standbys_get(struct db_standbys *s, size_t i, struct db_standby_stats *o
 	struct standby *sb = &s->s[i];
 	snprintf(out->name, sizeof out->name, "%s", sb->name);
 	out->usable = atomic_load(&sb->usable);
-	out->reachable = atomic_load(&sb->reachable);
 	out->lag_ms = atomic_load(&sb->lag_ms);
-	out->replay_lsn = atomic_load(&sb->replay_lsn);
 	out->reads = atomic_load(&sb->reads);
 }
 
 uint64_t db_standbys_fallbacks(struct db_standbys *s, enum db_fallback why)
 {
 	return s ? atomic_load(&s->fallbacks[why]) : 0;
-}
-
-struct db_pool *db_standby_pool(struct db_standbys *s, size_t i)
-{
-	return s->s[i].pool;
 }
 
 bool db_standby_ready(struct db_standbys *s, size_t i, uint64_t min_lsn)

@@ -59,17 +59,14 @@ enum rg_status db_commit_lsn(struct db_pool *primary, uint64_t *lsn,
 
 struct db_standby_stats {
 	char name[72];      /* "host:port" */
-	bool usable;        /* serves reads now */
-	bool reachable;     /* the monitor's last probe answered, as a standby */
+	bool usable;        /* serves reads now: reachable, in recovery, not lagging */
 	int64_t lag_ms;     /* how long ago the primary reached the oldest LSN it has not
 			     * replayed (0: caught up); -1 before the first probe */
-	uint64_t replay_lsn;
 	uint64_t reads;     /* reads it served */
 };
 size_t db_standbys_count(const struct db_standbys *s);
 void db_standbys_get(struct db_standbys *s, size_t i, struct db_standby_stats *out);
 uint64_t db_standbys_fallbacks(struct db_standbys *s, enum db_fallback why);
-struct db_pool *db_standby_pool(struct db_standbys *s, size_t i);
 
 /* For a pipe (server/pipes.c), which cannot wait: true when standby i is usable now and the
  * monitor saw it replay min_lsn. db_standby_served counts a read it served. */

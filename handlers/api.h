@@ -183,8 +183,10 @@ struct h_ctx {
 	 * later ones go there too), or NULL. */
 	struct db_pool *read_pool;
 	/* A primary connection was taken for a route that writes: a 2xx answer carries
-	 * Recallgate-Commit-LSN. */
+	 * Recallgate-Commit-LSN, commit_lsn when a handler asked for it already (an MCP tool's
+	 * result gives it), else asked for by server/ after the commit. */
 	bool wrote;
+	uint64_t commit_lsn;
 	/* The connection server/ borrowed to verify the token, or NULL: h_db_acquire hands it to
 	 * the handler's first acquire, so a request borrows from the pool once. server/
 	 * releases it if the handler never takes it. */

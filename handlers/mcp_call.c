@@ -271,6 +271,10 @@ json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t 
 	uint64_t lsn = 0;
 	bool lsn_known = sub.wrote && !is_error && ctx->tx == NULL &&
 			 db_commit_lsn(ctx->pool, &lsn, NULL) == RG_OK;
+	/* The request's header reuses the newest, which is past every earlier tool's write; a
+	 * write whose LSN is unknown leaves it to server/ to ask after the request. */
+	if (sub.wrote && !is_error)
+		ctx->commit_lsn = lsn_known ? lsn : 0;
 	json_decref(sub.reply);
 	json_decref(sub.problem_errors);
 	json_decref(sub.problem_extra);

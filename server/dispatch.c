@@ -282,7 +282,9 @@ static void note_commit_lsn(struct request *r)
 	if (!ctx->wrote || ctx->problem_code != PROBLEM_NONE || ctx->status < 200 ||
 	    ctx->status > 299)
 		return;
-	if (db_commit_lsn(r->srv->pool, &lsn, &err) == RG_OK)
+	if (ctx->commit_lsn)
+		core_lsn_format(ctx->commit_lsn, r->commit_lsn);
+	else if (db_commit_lsn(r->srv->pool, &lsn, &err) == RG_OK)
 		core_lsn_format(lsn, r->commit_lsn);
 	else
 		log_warn(r->request_id, "no commit LSN for the answer: %s", err.message);

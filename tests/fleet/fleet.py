@@ -31,7 +31,6 @@ import subprocess
 import sys
 import time
 
-PG_BIN = os.environ.get("RG_PG_BIN", "/usr/lib/postgresql/15/bin")
 # This cluster is killed with -9 by the outage test: acknowledged must mean durable.
 # RG_FLEET_PG_OPTS replaces these, to check that a test fails without them
 # (synchronous_commit=off).
@@ -39,9 +38,10 @@ PG_OPTS = os.environ.get(
     "RG_FLEET_PG_OPTS",
     "-c fsync=on -c synchronous_commit=on -c full_page_writes=on -c max_connections=100")
 
-from fleet_proc import (Client, FleetError, Launched, Response, alive, children_of, fail,
-                        free_port, get_status, identity, log, metric, parse_args, run, spawn,
-                        still_running, tail, token)
+from fleet_proc import (Client, FleetError, Launched, Response, alive, children_of,
+                        cluster_identities, fail, free_port, get_status, identity, log, metric,
+                        parse_args, postmaster_pid, psql_rows, run, spawn, still_running, tail,
+                        token)
 from fleet_ledger import Writers, requests_served, wait_served, writes_served
 from fleet_standby import Standby
 
@@ -80,17 +80,10 @@ class Postgres:
         log(f"PostgreSQL on 127.0.0.1:{self.port} ({PG_OPTS})")
 
     def postmaster_pid(self):
-        try:
-            with open(os.path.join(self.data, "postmaster.pid")) as f:
-                pid = int(f.readline())
-        except (OSError, ValueError):
-            return None
-        return pid if alive(pid) else None
+        return postmaster_pid(self.data)
 
     def remember_pids(self):
-        pm = self.postmaster_pid()
-        if pm:
-            self.pids_seen.update(identity(p) for p in [pm] + children_of(pm))
+        self.pids_seen |= cluster_identities(self.data)
 
     def kill9(self):
         """SIGKILL to the postmaster and every process of the cluster at once: a crash, in
@@ -432,9 +425,7 @@ class Fleet:
 
     def psql(self, sql, timeout=60):
         """Rows of a query as lists of strings (psql -tA, fields split at '|')."""
-        p = run([os.path.join(PG_BIN, "psql"), "-X", "-q", "-tA", "-v", "ON_ERROR_STOP=1",
-                 "-d", self.pg.url, "-c", sql], timeout=timeout)
-        return [line.split("|") for line in p.stdout.splitlines() if line]
+        return psql_rows(self.pg.url, sql, timeout)
 
     def logs_tail(self):
         parts = [f"--- {i.name}\n{tail(i.log_path, 15)}" for i in self.instances]

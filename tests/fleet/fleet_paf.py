@@ -28,10 +28,8 @@ import subprocess
 import tempfile
 import time
 
-from fleet_proc import alive, children_of, fail, free_port, identity, log, run, spawn, \
-    still_running, tail
-
-PG_BIN = os.environ.get("RG_PG_BIN", "/usr/lib/postgresql/15/bin")
+from fleet_proc import PG_BIN, alive, children_of, fail, free_port, identity, log, \
+    postmaster_pid, run, spawn, still_running, tail
 PG_AUTOCTL = os.environ.get("RG_PG_AUTOCTL") or shutil.which("pg_autoctl") or "/usr/bin/pg_autoctl"
 OWNER = os.environ.get("RG_PG_OS_USER", "postgres")
 FORMATION = "default"
@@ -88,12 +86,7 @@ class Node:
         self.url = f"postgresql://postgres@127.0.0.1:{port}/{db}"
 
     def postmaster_pid(self):
-        try:
-            with open(os.path.join(self.data, "postmaster.pid")) as f:
-                pid = int(f.readline())
-        except (OSError, ValueError):
-            return None
-        return pid if alive(pid) else None
+        return postmaster_pid(self.data)
 
     def autoctl_pid(self):
         """The `pg_autoctl run` process (runuser's child when root)."""

@@ -14,6 +14,8 @@ import signal
 import subprocess
 import time
 
+PG_BIN = os.environ.get("RG_PG_BIN", "/usr/lib/postgresql/15/bin")
+
 class FleetError(Exception):
     pass
 
@@ -101,6 +103,29 @@ def still_running(ident):
     """The process named by identity() is still running (not a later one with its pid)."""
     pid, started = ident
     return started is not None and start_time(pid) == started
+
+
+def postmaster_pid(data_dir):
+    """The running postmaster of the PostgreSQL data directory, or None."""
+    try:
+        with open(os.path.join(data_dir, "postmaster.pid")) as f:
+            pid = int(f.readline())
+    except (OSError, ValueError):
+        return None
+    return pid if alive(pid) else None
+
+
+def cluster_identities(data_dir):
+    """identity() of the cluster's postmaster and its children (none when it is down)."""
+    pm = postmaster_pid(data_dir)
+    return {identity(p) for p in [pm] + children_of(pm)} if pm else set()
+
+
+def psql_rows(url, sql, timeout=60):
+    """Rows of a query as lists of strings (psql -tA, fields split at '|')."""
+    p = run([os.path.join(PG_BIN, "psql"), "-X", "-q", "-tA", "-v", "ON_ERROR_STOP=1",
+             "-d", url, "-c", sql], timeout=timeout)
+    return [line.split("|") for line in p.stdout.splitlines() if line]
 
 
 def children_of(pid):

@@ -13,9 +13,8 @@ import os
 import shlex
 import time
 
-from fleet_proc import alive, children_of, fail, free_port, identity, log, run, tail
-
-PG_BIN = os.environ.get("RG_PG_BIN", "/usr/lib/postgresql/15/bin")
+from fleet_proc import (PG_BIN, cluster_identities, fail, free_port, log, postmaster_pid,
+                        psql_rows, run, tail)
 
 
 class Standby:
@@ -64,25 +63,13 @@ class Standby:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{dbname}"
 
     def psql(self, sql, dbname="postgres"):
-        p = run([os.path.join(PG_BIN, "psql"), "-X", "-q", "-tA", "-v", "ON_ERROR_STOP=1",
-                 "-d", self.url(dbname), "-c", sql], timeout=30)
-        return [line.split("|") for line in p.stdout.splitlines() if line]
-
-    def postmaster_pid(self):
-        try:
-            with open(os.path.join(self.data, "postmaster.pid")) as f:
-                pid = int(f.readline())
-        except (OSError, ValueError):
-            return None
-        return pid if alive(pid) else None
+        return psql_rows(self.url(dbname), sql, timeout=30)
 
     def remember_pids(self):
-        pm = self.postmaster_pid()
-        if pm:
-            self.pids_seen.update(identity(p) for p in [pm] + children_of(pm))
+        self.pids_seen |= cluster_identities(self.data)
 
     def stop(self):
-        if self.postmaster_pid() is None:
+        if postmaster_pid(self.data) is None:
             return
         self.remember_pids()
         self._as_owner(f"rg_pg_as_owner {shlex.quote(PG_BIN)}/pg_ctl -D "
