@@ -379,7 +379,10 @@ enum rg_status db_error_from(PGconn *pg, const PGresult *res, struct db_error *e
 	enum rg_status st = RG_ERROR;
 	if (PQstatus(pg) != CONNECTION_OK || state == NULL || strncmp(state, "08", 2) == 0 ||
 	    strcmp(state, "57P01") == 0 || strcmp(state, "57P02") == 0 ||
-	    strcmp(state, "57P03") == 0) {
+	    strcmp(state, "57P03") == 0 || strcmp(state, "25006") == 0) {
+		/* 25006: a write reached a read-only server, i.e. DATABASE_URL led to a standby (a
+		 * demoted primary after a failover, or a wrong URL). The connection is replaced,
+		 * and libpq's target_session_attrs=read-write finds the primary again. */
 		st = RG_UNAVAILABLE;
 	} else if (strcmp(state, "57014") == 0) {
 		/* statement_timeout (or a cancel): the connection is fine and the database is up;

@@ -14,7 +14,9 @@ read there (RECALLGATE_READ_DATABASE_URL). Through nginx:
     what the primary already revoked);
   * lag: with replay paused the standby is skipped once it trails by more than
     RECALLGATE_READ_MAX_LAG_MS, and its reads go to the primary (fresh); resumed, it serves again;
-  * unreachable: the standby stopped, reads are served by the primary; started, it serves again.
+  * unreachable: the standby stopped, reads are served by the primary; started, it serves again;
+  * a standby as the writer (DATABASE_URL naming it: a wrong URL, or a demoted primary): a
+    write is 503 database_unavailable with Retry-After: 1, not 500, and writes nothing.
 """
 import time
 
@@ -221,6 +223,29 @@ def check_unreachable(f, c, token):
     fleet.log("unreachable: standby stopped, 20 reads from the primary; started, serving again")
 
 
+def check_standby_as_writer(f, token):
+    env = dict(f.db_env)
+    env["DATABASE_URL"] = f.standby.url(f.pg.url.rsplit("/", 1)[1])
+    env.pop("RECALLGATE_READ_DATABASE_URL", None)
+    inst = fleet.Instance(f, 9, env)
+    inst.start()
+    try:
+        c = fleet.Client(inst.url)
+        before = f.psql("select count(*) from memory_records")
+        r = c.request("POST", "/v1/memory/sources", token,
+                      {"source_kind": "note", "content": "to a standby"})
+        if (r.status != 503 or r.code != "database_unavailable"
+                or r.header("Retry-After") != "1"):
+            fleet.fail(f"a write to a standby answered {r.label()}, "
+                       f"Retry-After {r.header('Retry-After')!r}")
+        if f.psql("select count(*) from memory_records") != before:
+            fleet.fail("a write refused by the standby changed the primary")
+        c.close()
+    finally:
+        inst.stop()
+    fleet.log("a standby as the writer: 503 database_unavailable with Retry-After: 1")
+
+
 def test():
     args = fleet.parse_args(__doc__)
     env = {"RECALLGATE_READ_MAX_LAG_MS": str(MAX_LAG_MS)}
@@ -236,6 +261,7 @@ def test():
         check_content_on_primary(f, c, token)
         check_lag(f, c, token)
         check_unreachable(f, c, token)
+        check_standby_as_writer(f, token)
 
 
 if __name__ == "__main__":
