@@ -101,8 +101,8 @@ void h_read_run(struct h_ctx *ctx);
  * (RECALLGATE_READ_DATABASE_URL; docs/scaling.md). */
 enum h_db {
 	H_DB_AUTO = 0, /* a GET under /v1/ on a standby, anything else on the primary */
-	H_DB_PRIMARY,  /* the primary: a GET that writes (a content read records its disclosure)
-			* or that must see the primary's present (event streams) */
+	H_DB_PRIMARY,  /* the primary: a GET that must see the primary's present (a content
+			* read, whose disclosure the ledger records; event streams) */
 	H_DB_STANDBY,  /* a standby: a POST that only reads (search, explain) */
 };
 
@@ -136,6 +136,10 @@ struct h_route {
 /* The route only reads: with standbys configured, its statements run on one (handlers/gate.c,
  * the one home of the rule). */
 bool h_route_reads(const struct h_route *route);
+/* The route writes: its 2xx answers carry Recallgate-Commit-LSN. Every method but GET,
+ * except the POSTs that only read; a GET never does (a content read's disclosure is the
+ * ledger's write, and the ledger gives its answer the commit's LSN: server/ledger.c). */
+bool h_route_writes(const struct h_route *route);
 
 /* GET /v1/events: where a stream starts and what it sends (docs/events.md). */
 struct h_events_request {

@@ -80,7 +80,7 @@ enum rg_status h_db_acquire(struct h_ctx *ctx, struct db_conn **c)
 		return db_read_acquire(ctx->standbys, ctx->pool, ctx->min_lsn, &ctx->read_pool, c,
 				       &ctx->dberr);
 	}
-	ctx->wrote = ctx->wrote || !h_route_reads(ctx->route);
+	ctx->wrote = ctx->wrote || h_route_writes(ctx->route);
 	if (ctx->held) {
 		*c = ctx->held;
 		ctx->held = NULL;

@@ -18,6 +18,11 @@ bool h_route_reads(const struct h_route *route)
 	return strcmp(route->method, "GET") == 0 && strncmp(route->path, "/v1/", 4) == 0;
 }
 
+bool h_route_writes(const struct h_route *route)
+{
+	return strcmp(route->method, "GET") != 0 && !h_route_reads(route);
+}
+
 /* The answer part of ctx, empty: the handler (or the gate's refusal) writes it. */
 static void clear_answer(struct h_ctx *ctx)
 {

@@ -5,7 +5,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "core/lsn.h"
 #include "db/disclosures.h"
+#include "db/standby.h"
 #include "server/log.h"
 #include "server/request.h"
 
@@ -19,9 +21,13 @@ static struct {
 	atomic_ullong recorded, batches;
 } L = {.mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER};
 
-/* Sends r's answer, or 503 in its place when its disclosure was not committed. */
-static void finish(struct request *r, enum rg_status st, const struct db_error *err)
+/* Sends r's answer, or 503 in its place when its disclosure was not committed. A committed
+ * one carries the commit's LSN (lsn, "" when it could not be read: the disclosure stands). */
+static void finish(struct request *r, enum rg_status st, const struct db_error *err,
+		   const char *lsn)
 {
+	if (st == RG_OK && lsn[0] && r->resp && r->status >= 200 && r->status <= 299)
+		MHD_add_response_header(r->resp, "Recallgate-Commit-LSN", lsn);
 	if (st != RG_OK) {
 		if (r->resp)
 			MHD_destroy_response(r->resp);
@@ -53,9 +59,14 @@ static void write_batch(struct request *first, size_t n)
 	}
 	struct db_conn *c = NULL;
 	struct db_error err = {0};
+	char lsn_text[RG_LSN_SIZE] = "";
+	uint64_t lsn;
 	enum rg_status st = db_acquire(L.pool, &c, &err);
 	if (st == RG_OK)
 		st = db_content_reads_record(c, reads, n, &err);
+	/* One question for the whole batch: its commit is past every disclosure in it. */
+	if (st == RG_OK && db_commit_lsn_on(c, &lsn, NULL) == RG_OK)
+		core_lsn_format(lsn, lsn_text);
 	if (c)
 		db_release(L.pool, c);
 	if (st == RG_OK) {
@@ -68,7 +79,7 @@ static void write_batch(struct request *first, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		struct request *next = r->ledger_next; /* r may be gone once resumed */
 		r->ledger_next = NULL;
-		finish(r, st, &err);
+		finish(r, st, &err, lsn_text);
 		r = next;
 	}
 }
@@ -120,7 +131,7 @@ void ledger_submit(struct request *r)
 		pthread_mutex_unlock(&L.mu);
 		struct db_error err = {0};
 		db_error_set(&err, RG_UNAVAILABLE, NULL, "the disclosure ledger is stopping");
-		finish(r, RG_UNAVAILABLE, &err);
+		finish(r, RG_UNAVAILABLE, &err, "");
 		return;
 	}
 	r->ledger_next = NULL;

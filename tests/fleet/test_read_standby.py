@@ -11,7 +11,8 @@ read there (RECALLGATE_READ_DATABASE_URL). Through nginx:
   * MCP: a writing tool gives _meta io.recallgate/commit-lsn, and a read tool that sends it
     back as _meta io.recallgate/min-lsn sees the write; a malformed one is -32602;
   * a content read never goes to the standby (it records a disclosure, and must not deliver
-    what the primary already revoked);
+    what the primary already revoked); its answer carries its disclosure's commit LSN, so a
+    disclosure list that sends it back finds the read on the delayed standby;
   * lag: with replay paused the standby is skipped once it trails by more than
     RECALLGATE_READ_MAX_LAG_MS, and its reads go to the primary (fresh); resumed, it serves again;
   * unreachable: the standby stopped, reads are served by the primary; started, it serves again;
@@ -24,7 +25,7 @@ import fleet
 
 PAIRS = 300
 MAX_LAG_MS = 400
-READ_SCOPES = "memory:read,memory:write,memory:admin"
+READ_SCOPES = "memory:read,memory:write,memory:admin,audit:read"
 
 
 def standby_metrics(f):
@@ -181,6 +182,16 @@ def check_content_on_primary(f, c, token):
     r = c.request("GET", path + "/content", token, headers={"Recallgate-Min-LSN": lsn})
     if r.status != 200 or standby_metrics(f)["reads"] != before:
         fleet.fail(f"a content read answered {r.label()} or was served by the standby")
+    read_lsn, read_id = r.header("Recallgate-Commit-LSN"), r.header("X-Request-Id")
+    if not read_lsn:
+        fleet.fail("a recorded content read carries no Recallgate-Commit-LSN")
+    r = c.request("GET", f"/v1/disclosures?record_id={path.rsplit('/', 1)[1]}", token,
+                  headers={"Recallgate-Min-LSN": read_lsn})
+    seen = [d["request_id"] for d in (r.json or {}).get("items", [])]
+    if r.status != 200 or seen != [read_id] or standby_metrics(f)["reads"] != before + 1:
+        fleet.fail(f"the disclosure list after a content read answered {r.label()} {seen}, "
+                   "or was not served by the standby")
+    before += 1
     r = c.request("GET", path, token, headers={"Recallgate-Min-LSN": lsn})
     if r.status != 200 or standby_metrics(f)["reads"] != before + 1:
         fleet.fail(f"a source GET answered {r.label()} or was not served by the standby")
