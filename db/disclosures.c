@@ -9,18 +9,21 @@
 static const struct db_col stale_cols[] = {DB_TEXT(struct db_delivery_item, record_id)};
 static const struct db_row_spec stale_row = DB_ROW_SPEC(struct db_delivery_item, stale_cols);
 
+#ifndef RG_BENCH_NO_RECORDING
 static const struct db_stmt deliver_stmt = {
 	"mem_deliver",
-#ifndef RG_BENCH_NO_RECORDING
 	"SELECT record_id FROM memory_deliver($1, $2, $3, $4, $5, $6, $7, $8::text[], $9::text[],"
 	" $10::bigint[], $11::text[])",
+	11, false, &stale_row};
 #else /* the bench's control (CMakeLists.txt): the receipt alone, no lock, nothing delivered */
+static const struct db_stmt deliver_stmt = {
+	"mem_deliver",
 	"WITH x AS (INSERT INTO load_receipts (tenant_id, token_id, request_id, thread_id, via,"
 	" receipt_id, body) VALUES ($1, $2, $3, $4, $5, $6, $7)) SELECT NULL::text AS record_id"
 	" WHERE $8::text[] IS NULL AND $9::text[] IS NULL AND $10::bigint[] IS NULL"
 	" AND $11::text[] IS NULL",
-#endif
 	11, false, &stale_row};
+#endif
 
 static const struct db_stmt reads_stmt = {
 	"content_reads_record",
