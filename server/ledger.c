@@ -22,12 +22,17 @@ static struct {
 } L = {.mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER};
 
 /* Sends r's answer, or 503 in its place when its disclosure was not committed. A committed
- * one carries the commit's LSN (lsn, "" when it could not be read: the disclosure stands). */
+ * one carries the commit's LSN (lsn, "" when it could not be read: the disclosure stands),
+ * in place of the one its own write gave it (an MCP batch that also wrote): this commit
+ * came after that one. */
 static void finish(struct request *r, enum rg_status st, const struct db_error *err,
 		   const char *lsn)
 {
-	if (st == RG_OK && lsn[0] && r->resp && r->status >= 200 && r->status <= 299)
+	if (st == RG_OK && lsn[0] && r->resp && r->status >= 200 && r->status <= 299) {
+		if (r->commit_lsn[0])
+			MHD_del_response_header(r->resp, "Recallgate-Commit-LSN", r->commit_lsn);
 		MHD_add_response_header(r->resp, "Recallgate-Commit-LSN", lsn);
+	}
 	if (st != RG_OK) {
 		if (r->resp)
 			MHD_destroy_response(r->resp);
@@ -65,8 +70,14 @@ static void write_batch(struct request *first, size_t n)
 	if (st == RG_OK)
 		st = db_content_reads_record(c, reads, n, &err);
 	/* One question for the whole batch: its commit is past every disclosure in it. */
-	if (st == RG_OK && db_commit_lsn_on(c, &lsn, NULL) == RG_OK)
-		core_lsn_format(lsn, lsn_text);
+	if (st == RG_OK) {
+		struct db_error lsn_err = {0};
+		if (db_commit_lsn_on(c, &lsn, &lsn_err) == RG_OK)
+			core_lsn_format(lsn, lsn_text);
+		else
+			log_warn(NULL, "no commit LSN for %zu recorded content read(s): %s", n,
+				 lsn_err.message);
+	}
 	if (c)
 		db_release(L.pool, c);
 	if (st == RG_OK) {

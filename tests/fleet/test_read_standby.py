@@ -2,7 +2,8 @@
 """Reads on a hot standby (docs/scaling.md): the fleet's cluster gets a streaming standby
 (pg_basebackup) whose replay is delayed 50 ms (recovery_min_apply_delay), and both instances
 read there (RECALLGATE_READ_DATABASE_URL). Through nginx:
-  * every 2xx write carries Recallgate-Commit-LSN; a GET does not;
+  * every 2xx write carries Recallgate-Commit-LSN; a GET does not, but for a recorded
+    content read (below);
   * read your writes: PAIRS write-then-read pairs that send the LSN back as Recallgate-Min-LSN
     all see their write, most served by the standby; the same pairs without it read stale
     (the control: a server that ignored the header would fail the first check);
@@ -12,7 +13,8 @@ read there (RECALLGATE_READ_DATABASE_URL). Through nginx:
     back as _meta io.recallgate/min-lsn sees the write; a malformed one is -32602;
   * a content read never goes to the standby (it records a disclosure, and must not deliver
     what the primary already revoked); its answer carries its disclosure's commit LSN, so a
-    disclosure list that sends it back finds the read on the delayed standby;
+    disclosure list that sends it back finds the read on the delayed standby; a keyed MCP
+    source_content (a request that also counts as a write) carries exactly one;
   * lag: with replay paused the standby is skipped once it trails by more than
     RECALLGATE_READ_MAX_LAG_MS, and its reads go to the primary (fresh); resumed, it serves again;
   * unreachable: the standby stopped, reads are served by the primary; started, it serves again;
@@ -192,6 +194,16 @@ def check_content_on_primary(f, c, token):
         fleet.fail(f"the disclosure list after a content read answered {r.label()} {seen}, "
                    "or was not served by the standby")
     before += 1
+    r = c.request("POST", "/mcp", token,
+                  {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "source_content",
+                              "arguments": {"source_id": path.rsplit("/", 1)[1]}}},
+                  headers={"Accept": "application/json, text/event-stream",
+                           "MCP-Protocol-Version": "2025-11-25",
+                           "Idempotency-Key": f"content-{time.monotonic_ns()}"})
+    lsns = [v for k, v in r.headers if k.lower() == "recallgate-commit-lsn"]
+    if r.status != 200 or (r.json or {}).get("result", {}).get("isError") or len(lsns) != 1:
+        fleet.fail(f"a keyed source_content answered {r.label()} with commit LSNs {lsns}")
     r = c.request("GET", path, token, headers={"Recallgate-Min-LSN": lsn})
     if r.status != 200 or standby_metrics(f)["reads"] != before + 1:
         fleet.fail(f"a source GET answered {r.label()} or was not served by the standby")
