@@ -132,6 +132,7 @@ struct h_route {
 };
 
 #define H_MIN_LSN_HEADER "Recallgate-Min-LSN"
+#define H_COMMIT_LSN_HEADER "Recallgate-Commit-LSN"
 
 /* The route only reads: with standbys configured, its statements run on one (handlers/gate.c,
  * the one home of the rule). */

@@ -273,14 +273,16 @@ void dispatch_drop(struct request *r)
 /* A write that succeeded carries where the primary's WAL stood after it: a read that sends it
  * back (Recallgate-Min-LSN) sees the write on any standby (docs/scaling.md). Without it (the
  * primary went away between the commit and this question) the answer goes without the
- * header: the write stands, and a client that has no LSN reads as it would without one. */
+ * header: the write stands, and a client that has no LSN reads as it would without one.
+ * An answer that delivers content gets its LSN from the ledger, whose commit comes later
+ * (server/ledger.c). */
 static void note_commit_lsn(struct request *r)
 {
 	struct h_ctx *ctx = &r->ctx;
 	uint64_t lsn;
 	struct db_error err = {0};
-	if (!ctx->wrote || ctx->problem_code != PROBLEM_NONE || ctx->status < 200 ||
-	    ctx->status > 299)
+	if (!ctx->wrote || ctx->disclosure.set || ctx->problem_code != PROBLEM_NONE ||
+	    ctx->status < 200 || ctx->status > 299)
 		return;
 	if (ctx->commit_lsn)
 		core_lsn_format(ctx->commit_lsn, r->commit_lsn);

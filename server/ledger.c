@@ -23,16 +23,13 @@ static struct {
 
 /* Sends r's answer, or 503 in its place when its disclosure was not committed. A committed
  * one carries the commit's LSN (lsn, "" when it could not be read: the disclosure stands),
- * in place of the one its own write gave it (an MCP batch that also wrote): this commit
- * came after that one. */
+ * the only one it has: this commit comes after any write of its own request (dispatch asks
+ * for none when the ledger will). */
 static void finish(struct request *r, enum rg_status st, const struct db_error *err,
 		   const char *lsn)
 {
-	if (st == RG_OK && lsn[0] && r->resp && r->status >= 200 && r->status <= 299) {
-		if (r->commit_lsn[0])
-			MHD_del_response_header(r->resp, "Recallgate-Commit-LSN", r->commit_lsn);
-		MHD_add_response_header(r->resp, "Recallgate-Commit-LSN", lsn);
-	}
+	if (st == RG_OK && lsn[0] && r->resp && r->status >= 200 && r->status <= 299)
+		MHD_add_response_header(r->resp, H_COMMIT_LSN_HEADER, lsn);
 	if (st != RG_OK) {
 		if (r->resp)
 			MHD_destroy_response(r->resp);

@@ -49,7 +49,7 @@ static void add_common_headers(struct request *r, struct MHD_Response *resp)
 		MHD_add_response_header(resp, "Vary", "Origin");
 		MHD_add_response_header(resp, "Access-Control-Expose-Headers",
 					"ETag, Location, X-Request-Id, Idempotent-Replayed, Retry-After, "
-					"Recallgate-Commit-LSN");
+					H_COMMIT_LSN_HEADER);
 	}
 }
 
@@ -189,7 +189,7 @@ enum MHD_Result reply_render(struct request *r, struct h_ctx *ctx)
 	for (size_t i = 0; i < ctx->nheaders; i++)
 		MHD_add_response_header(resp, ctx->headers[i].name, ctx->headers[i].value);
 	if (r->commit_lsn[0])
-		MHD_add_response_header(resp, "Recallgate-Commit-LSN", r->commit_lsn);
+		MHD_add_response_header(resp, H_COMMIT_LSN_HEADER, r->commit_lsn);
 	if (strncmp(ctx->route->path, "/v1/", 4) == 0)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	return reply_queue(r, (unsigned)ctx->status, resp);
