@@ -9,6 +9,12 @@
 -- a fresh snapshot (plpgsql takes one per statement): still retrievable, at the revision that
 -- was matched. When one is not, nothing is recorded and the ids that failed are returned:
 -- the caller matches again. An empty answer means recorded.
+--
+-- plan_cache_mode: the re-check's arrays made PostgreSQL's plan cache prefer a custom plan
+-- (it knows their length, so it costs a few rows less than the generic plan's guess of ten)
+-- and plan it again on every load: 0.16 ms of planning for 0.06 ms of execution, measured
+-- with pg_stat_statements (track = all, track_planning). Its one good plan looks every
+-- record up by the primary key whatever the values, so the generic plan is kept.
 
 DROP FUNCTION IF EXISTS public.memory_deliver(text, text, text, text, text, text, text, text[],
                                               bigint[], text[]);
@@ -18,6 +24,7 @@ CREATE OR REPLACE FUNCTION public.memory_deliver(p_tenant text, p_token text, p_
                                                  p_revisions bigint[], p_hashes text[])
  RETURNS TABLE(record_id text)
  LANGUAGE plpgsql
+ SET plan_cache_mode = force_generic_plan
 AS $function$
 BEGIN
   PERFORM pg_advisory_xact_lock_shared(memory_lock_key(p_tenant));
