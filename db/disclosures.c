@@ -25,14 +25,30 @@ static const struct db_stmt deliver_stmt = {
 	11, false, &stale_row};
 #endif
 
+static const struct db_col content_cols[] = {
+	DB_TEXT(struct db_mem_content, content),
+	DB_TEXT(struct db_mem_content, pointer_uri),
+	DB_TEXT(struct db_mem_content, content_hash),
+	DB_TEXT(struct db_mem_content, record_kind),
+	DB_INT(struct db_mem_content, revision),
+};
+static const struct db_row_spec content_row = DB_ROW_SPEC(struct db_mem_content, content_cols);
+
+#ifndef RG_BENCH_NO_RECORDING
 static const struct db_stmt reads_stmt = {
-	"content_reads_record",
-	"INSERT INTO disclosures (tenant_id, record_id, record_kind, revision, delivered_hash,"
-	" token_id, surface, via, request_id)"
-	" SELECT t, r, k, v, h, tok, 'content', via, req FROM unnest($1::text[], $2::text[],"
-	" $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[])"
-	" AS u(t, r, k, v, h, tok, via, req)",
-	8, false, NULL};
+	"content_reads",
+	"SELECT * FROM memory_content_reads($1::text[], $2::text[], $3::text[], $4::text[],"
+	" $5::text[])",
+	5, false, &content_row};
+#else /* the bench's control (CMakeLists.txt): one read, nothing recorded */
+static const struct db_stmt reads_stmt = {
+	"content_reads",
+	"SELECT m.content, m.pointer_uri, m.content_hash, m.record_kind, m.revision"
+	" FROM (SELECT 1) x LEFT JOIN memory_records m ON m.tenant_id = ($1::text[])[1]"
+	" AND m.record_id = ($2::text[])[1]"
+	" WHERE $3::text[] IS NOT NULL AND $4::text[] IS NOT NULL AND $5::text[] IS NOT NULL",
+	5, false, &content_row};
+#endif
 
 static const struct db_col disclosure_cols[] = {
 	DB_INT(struct db_disclosure, seq),
@@ -186,35 +202,42 @@ enum rg_status db_mem_deliver(struct db_conn *c, const struct db_actor *a,
 	return st;
 }
 
-enum rg_status db_content_reads_record(struct db_conn *c, const struct db_content_read *reads,
-				       size_t n, struct db_error *err)
+enum rg_status db_content_reads(struct db_conn *c, const struct db_content_read *reads,
+				size_t n, struct db_rows *each, struct db_error *err)
 {
-	enum { COLS = 8 }; /* the statement's parameters, one array each */
+	enum { COLS = 5 }; /* the statement's parameters, one array each */
 	const char **v = calloc(COLS * (n ? n : 1), sizeof *v);
-	char (*revs)[DB_INT_SIZE] = calloc(n ? n : 1, sizeof *revs);
 	char *cols[COLS] = {0};
-	enum rg_status st = RG_NOMEM;
-	bool ok = v && revs;
+	for (size_t i = 0; i < n; i++)
+		each[i] = (struct db_rows){0};
+	bool ok = v != NULL;
 	for (size_t i = 0; ok && i < n; i++) {
 		const struct db_content_read *r = &reads[i];
-		const char *row[COLS] = {r->tenant_id,	    r->record_id,
-					 r->record_kind,    db_int_param(revs[i], r->revision),
-					 r->delivered_hash, r->token_id,
-					 r->via,	    r->request_id};
+		const char *row[COLS] = {r->tenant_id, r->record_id, r->token_id, r->via,
+					 r->request_id};
 		for (size_t k = 0; k < COLS; k++)
 			v[k * n + i] = row[k];
 	}
 	for (size_t k = 0; ok && k < COLS; k++)
 		ok = (cols[k] = db_array_literal(v + k * n, n)) != NULL;
-	if (ok) {
-		PGresult *res = NULL;
+	enum rg_status st = RG_NOMEM;
+	PGresult *res = NULL;
+	if (ok)
 		st = db_exec(c, &reads_stmt, (const char *const *)cols, &res, err);
-		PQclear(res);
+	if (st == RG_OK && PQntuples(res) != (int)n) {
+		st = RG_ERROR;
+		db_error_set(err, st, NULL, "a content read's rows do not match its reads");
 	}
+	int hash = st == RG_OK ? PQfnumber(res, "content_hash") : -1;
+	for (size_t i = 0; st == RG_OK && i < n; i++)
+		if (!PQgetisnull(res, (int)i, hash))
+			st = db_rows_fill_one(res, (int)i, &content_row, &each[i], err);
+	for (size_t i = 0; st != RG_OK && i < n; i++)
+		db_rows_free(&each[i]);
+	PQclear(res);
 	for (size_t k = 0; k < COLS; k++)
 		free(cols[k]);
 	free(v);
-	free(revs);
 	return st;
 }
 

@@ -35,17 +35,29 @@ enum rg_status db_mem_deliver(struct db_conn *c, const struct db_actor *a,
 			      const struct db_delivery *d, size_t *stale,
 			      struct db_error *err) RG_MUSTCHECK;
 
-/* A content read to record (surface "content", no thread, no receipt); borrowed texts. */
+/* A content read (GET /v1/memory/sources/{source_id}/content, the source_content tool):
+ * who reads which record; borrowed texts. */
 struct db_content_read {
-	const char *tenant_id, *record_id, *record_kind;
-	int64_t revision;
-	const char *delivered_hash, *token_id, *via, *request_id;
+	const char *tenant_id, *record_id, *token_id, *via, *request_id;
 };
 
-/* Records n content reads (of any tenants) in one statement: one commit for all of them
- * (server/ledger.c gathers the reads of concurrent requests). */
-enum rg_status db_content_reads_record(struct db_conn *c, const struct db_content_read *reads,
-				       size_t n, struct db_error *err) RG_MUSTCHECK;
+/* A record's bytes as a content read gives them: content, or a pointer (pointer_uri with
+ * content_hash). */
+struct db_mem_content {
+	const char *content; /* NULL for a pointer */
+	const char *pointer_uri, *content_hash;
+	const char *record_kind; /* "source" | "derivative" */
+	int64_t revision;
+};
+
+/* Reads n records (of any tenants) and records a disclosure (surface "content", no thread,
+ * no receipt) of each that has content, a pointer delivering none, in one statement: one
+ * commit for them all, unless c holds a transaction of its own (server/ledger.c gathers the
+ * reads of concurrent requests). each[i] (new: db_rows_free) is read i's one struct
+ * db_mem_content row, or empty when there is no such record. On failure each[] is empty and
+ * nothing was recorded. */
+enum rg_status db_content_reads(struct db_conn *c, const struct db_content_read *reads,
+				size_t n, struct db_rows *each, struct db_error *err) RG_MUSTCHECK;
 
 /* One disclosure row. */
 struct db_disclosure {

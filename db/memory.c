@@ -167,21 +167,6 @@ static const struct db_stmt list_newest_stmt = {
 	LIST_SQL("($3::bigint = 0 OR r.seq < $3::bigint)") " ORDER BY r.seq DESC LIMIT $8::int", 9,
 	true, &record_row};
 
-static const struct db_col content_cols[] = {
-	DB_TEXT(struct db_mem_content, content),
-	DB_TEXT(struct db_mem_content, pointer_uri),
-	DB_TEXT(struct db_mem_content, content_hash),
-	DB_TEXT(struct db_mem_content, record_kind),
-	DB_INT(struct db_mem_content, revision),
-};
-static const struct db_row_spec content_row = DB_ROW_SPEC(struct db_mem_content, content_cols);
-
-static const struct db_stmt content_stmt = {
-	"mem_content",
-	"SELECT content, pointer_uri, content_hash, record_kind, revision FROM memory_records"
-	" WHERE tenant_id = $1 AND record_id = $2",
-	2, false, &content_row};
-
 static const struct db_col descendant_cols[] = {
 	DB_BOOL(struct db_mem_descendant, revoked),
 	DB_TEXT(struct db_mem_descendant, derivative_id),
@@ -443,12 +428,6 @@ enum rg_status db_mem_get(struct db_conn *c, const char *tenant, const char *id,
 			  struct db_rows *out, struct db_error *err)
 {
 	return by_id(c, &get_stmt, tenant, id, out, err);
-}
-
-enum rg_status db_mem_content(struct db_conn *c, const char *tenant, const char *id,
-			      struct db_rows *out, struct db_error *err)
-{
-	return by_id(c, &content_stmt, tenant, id, out, err);
 }
 
 enum rg_status db_mem_readback(struct db_conn *c, const char *tenant, const char *id,

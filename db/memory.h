@@ -103,17 +103,6 @@ enum rg_status db_mem_list(struct db_conn *c, const char *tenant, const struct d
 			   int64_t after, int limit, struct db_rows *out,
 			   struct db_error *err) RG_MUSTCHECK;
 
-/* A record's bytes: content, or a pointer (pointer_uri with content_hash). */
-struct db_mem_content {
-	const char *content; /* NULL for a pointer */
-	const char *pointer_uri, *content_hash;
-	const char *record_kind; /* "source" | "derivative" */
-	int64_t revision;
-};
-/* 0 or 1 struct db_mem_content rows. */
-enum rg_status db_mem_content(struct db_conn *c, const char *tenant, const char *id,
-			      struct db_rows *out, struct db_error *err) RG_MUSTCHECK;
-
 /* One descendant of a source, as its revocation's readback reports it. */
 struct db_mem_descendant {
 	bool revoked;              /* the source is revoked (the same in every row) */

@@ -64,17 +64,16 @@ static void put(char *row, const struct db_col *col, const PGresult *res, int i,
 	}
 }
 
-enum rg_status db_rows_fill(const void *result, const struct db_row_spec *spec,
-			    struct db_rows *out, struct db_error *err)
+/* Rows first .. first + n - 1 of res through spec. */
+static enum rg_status fill(const PGresult *res, int first, int n, const struct db_row_spec *spec,
+			   struct db_rows *out, struct db_error *err)
 {
-	const PGresult *res = result;
 	int field[DB_ROW_MAX_COLS];
 	*out = (struct db_rows){.size = spec->row_size};
 	if (spec->ncols > DB_ROW_MAX_COLS) {
 		db_error_set(err, RG_ERROR, NULL, "row spec has too many columns");
 		return RG_ERROR;
 	}
-	int n = PQntuples(res);
 	size_t text = 0;
 	for (size_t k = 0; k < spec->ncols; k++) {
 		field[k] = PQfnumber(res, spec->cols[k].name);
@@ -86,7 +85,7 @@ enum rg_status db_rows_fill(const void *result, const struct db_row_spec *spec,
 			return RG_ERROR;
 		}
 		if (spec->cols[k].kind == DB_KIND_TEXT)
-			for (int i = 0; i < n; i++)
+			for (int i = first; i < first + n; i++)
 				text += (size_t)PQgetlength(res, i, field[k]) + 1;
 	}
 	if (n == 0)
@@ -100,10 +99,23 @@ enum rg_status db_rows_fill(const void *result, const struct db_row_spec *spec,
 	char *texts = block + (size_t)n * spec->row_size;
 	for (int i = 0; i < n; i++)
 		for (size_t k = 0; k < spec->ncols; k++)
-			put(block + (size_t)i * spec->row_size, &spec->cols[k], res, i, field[k], &texts);
+			put(block + (size_t)i * spec->row_size, &spec->cols[k], res, first + i,
+			    field[k], &texts);
 	out->row = block;
 	out->n = (size_t)n;
 	return RG_OK;
+}
+
+enum rg_status db_rows_fill(const void *res, const struct db_row_spec *spec,
+			    struct db_rows *out, struct db_error *err)
+{
+	return fill(res, 0, PQntuples(res), spec, out, err);
+}
+
+enum rg_status db_rows_fill_one(const void *res, int i, const struct db_row_spec *spec,
+				struct db_rows *out, struct db_error *err)
+{
+	return fill(res, i, 1, spec, out, err);
 }
 
 /* The result's rows through the statement's spec; res is cleared here. */

@@ -76,5 +76,9 @@ void db_rows_free(struct db_rows *rows);
  * header; it stays the caller's. */
 enum rg_status db_rows_fill(const void *res, const struct db_row_spec *spec,
 			    struct db_rows *out, struct db_error *err) RG_MUSTCHECK;
+/* Row i of one result alone (i < its number of rows), as db_rows_fill reads it: for a result
+ * whose rows go to different owners. */
+enum rg_status db_rows_fill_one(const void *res, int i, const struct db_row_spec *spec,
+				struct db_rows *out, struct db_error *err) RG_MUSTCHECK;
 
 #endif

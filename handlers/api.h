@@ -102,7 +102,7 @@ void h_read_run(struct h_ctx *ctx);
 enum h_db {
 	H_DB_AUTO = 0, /* a GET under /v1/ on a standby, anything else on the primary */
 	H_DB_PRIMARY,  /* the primary: a GET that must see the primary's present (a content
-			* read, whose disclosure the ledger records; event streams) */
+			* read, which the ledger makes on the primary; event streams) */
 	H_DB_STANDBY,  /* a standby: a POST that only reads (search, explain) */
 };
 
@@ -139,7 +139,7 @@ struct h_route {
 bool h_route_reads(const struct h_route *route);
 /* The route writes: its 2xx answers carry Recallgate-Commit-LSN. Every method but GET,
  * except the POSTs that only read; a GET never does (a content read's disclosure is the
- * ledger's write, and the ledger gives its answer the commit's LSN: server/ledger.c). */
+ * ledger's write, whose commit LSN the read hands its answer: h_ctx.content_read). */
 bool h_route_writes(const struct h_route *route);
 
 /* GET /v1/events: where a stream starts and what it sends (docs/events.md). */
@@ -149,17 +149,7 @@ struct h_events_request {
 	int64_t after;             /* the stream sends the records with seq > after */
 };
 
-/* A delivery of a record's content that an answer makes (set by h_disclose): server/ records
- * it, with the concurrent ones in one commit, before the answer leaves, and answers 503
- * instead when it cannot (server/ledger.c; docs/disclosures.md). */
-struct h_disclosure {
-	bool set;
-	char record_id[RG_ID_SIZE];
-	char record_kind[16];
-	int64_t revision;
-	char delivered_hash[RG_SHA256_TAGGED_SIZE];
-	const char *via; /* the context's via where the content was read ("rest"/"mcp") */
-};
+struct db_content_read;
 
 struct h_ctx {
 	/* request (all borrowed) */
@@ -225,7 +215,13 @@ struct h_ctx {
 	void (*provider_observe)(const struct h_ctx *ctx, const struct h_call_report *r);
 	void *server_data;
 
-	struct h_disclosure disclosure; /* the content this answer delivers, if any */
+	/* Reads a record's content for the answer and records its disclosure before it returns
+	 * (server/ledger.c: with the concurrent reads in one commit, or in ctx->tx when the
+	 * request holds one); rows: 0 or 1 struct db_mem_content (new). A recorded disclosure
+	 * is the request's write: its answer carries the commit's Recallgate-Commit-LSN. The
+	 * only way content leaves (docs/disclosures.md). */
+	enum rg_status (*content_read)(struct h_ctx *ctx, const struct db_content_read *in,
+				       struct db_rows *rows);
 
 	/* reply, rendered by server/ */
 	int status;

@@ -232,6 +232,7 @@ json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t 
 	sub.events_open = no_stream;
 	sub.rate_take = NULL;
 	sub.server_data = in.query;
+	sub.commit_lsn = 0; /* this call's, if it gives one (a content read's disclosure) */
 	sub.held = ctx->held; /* the connection authentication borrowed, if any */
 	ctx->held = NULL;
 	struct h_request req = {
@@ -247,18 +248,6 @@ json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t 
 	ctx->held = sub.held; /* not taken: server/ releases it with the request */
 	ctx->wrote = ctx->wrote || sub.wrote; /* the answer carries Recallgate-Commit-LSN */
 	sub.held = NULL;
-	/* Content a tool delivers goes out only once recorded, like the /v1 answer's: server/ sees
-	 * the request's context, so the disclosure moves there; one per request. */
-	if (sub.disclosure.set && ctx->disclosure.set) {
-		/* a legacy batch's second content read: its disclosure has no place to wait in */
-		json_decref(sub.reply);
-		sub.reply = NULL;
-		h_problem(&sub, PROBLEM_VALIDATION_FAILED,
-			  "A batch may read content once: send this call in a request of its own.",
-			  NULL);
-	} else if (sub.disclosure.set) {
-		ctx->disclosure = sub.disclosure;
-	}
 	if (sub.dberr.sqlstate[0] || sub.dberr.message[0]) /* a later success keeps a failure */
 		ctx->dberr = sub.dberr; /* for the request's log line (never private text) */
 	payload = answer_of(&sub, &is_error);
@@ -267,10 +256,11 @@ json_t *mcp_tool_call(struct h_ctx *ctx, const struct mcp_tool *t, const json_t 
 		payload = core_problem_new(PROBLEM_INTERNAL, NULL, sub.request_id, NULL, -1);
 	}
 	/* A write's commit LSN, once it is committed (a keyed /mcp request commits after the
-	 * call: its answer's Recallgate-Commit-LSN header says it then). */
-	uint64_t lsn = 0;
+	 * call: its answer's Recallgate-Commit-LSN header says it then); a content read's is its
+	 * disclosure's, which the read was given. */
+	uint64_t lsn = sub.commit_lsn;
 	bool lsn_known = sub.wrote && !is_error && ctx->tx == NULL &&
-			 db_commit_lsn(ctx->pool, &lsn, NULL) == RG_OK;
+			 (lsn || db_commit_lsn(ctx->pool, &lsn, NULL) == RG_OK);
 	/* The request's header reuses the newest, which is past every earlier tool's write; a
 	 * write whose LSN is unknown leaves it to server/ to ask after the request. */
 	if (sub.wrote && !is_error)

@@ -340,20 +340,29 @@ void h_source_get(struct h_ctx *ctx)
 
 void h_source_content(struct h_ctx *ctx)
 {
+	/* The read and its disclosure are one: the content comes back once its disclosure is
+	 * committed (docs/disclosures.md). The ledger reads on a connection of its own. */
+	const struct db_content_read in = {.tenant_id = ctx->tenant_id,
+					   .record_id = h_param(ctx, "source_id"),
+					   .token_id = ctx->token_id,
+					   .via = ctx->via,
+					   .request_id = ctx->request_id};
 	struct db_rows rows;
-	const struct db_mem_content *m =
-		h_fetch_row(ctx, db_mem_content, h_param(ctx, "source_id"), "No such record.", &rows);
-	if (m == NULL)
+	db_release(ctx->pool, ctx->held);
+	ctx->held = NULL;
+	enum rg_status st = ctx->content_read(ctx, &in, &rows);
+	if (st != RG_OK) {
+		h_db_failed(ctx, st);
 		return;
-	if (m->content) {
-		/* Sent only once its disclosure is committed (docs/disclosures.md). */
-		struct h_disclosure *d = &ctx->disclosure;
-		*d = (struct h_disclosure){.set = true, .revision = m->revision, .via = ctx->via};
-		snprintf(d->record_id, sizeof d->record_id, "%s", h_param(ctx, "source_id"));
-		snprintf(d->record_kind, sizeof d->record_kind, "%s", m->record_kind);
-		core_sha256_tagged(m->content, strlen(m->content), d->delivered_hash);
+	}
+	if (rows.n == 0) {
+		h_problem(ctx, PROBLEM_NOT_FOUND, "No such record.", NULL);
+		return;
+	}
+	const struct db_mem_content *m = db_rows_at(&rows, 0);
+	if (m->content)
 		h_reply(ctx, 200, json_pack("{s:s}", "content", m->content));
-	} else
+	else
 		h_reply(ctx, 200, json_pack("{s:{s:s, s:s}}", "pointer", "uri",
 					    m->pointer_uri ? m->pointer_uri : "", "content_hash",
 					    m->content_hash));

@@ -16,6 +16,18 @@
  * disclosure and must not deliver what the primary already revoked: the primary. */
 #define ROUTE_PRIMARY(method, path, handler, scope) \
 	{method, path, handler, scope, NULL, NULL, H_LANE_WORKER, NULL, NULL, false, H_DB_PRIMARY}
+/* A content read: the primary's, and it waits on the ledger, which reads the concurrent ones
+ * together and records their disclosures in one commit (server/ledger.c), not on the pool:
+ * the elastic lane, so that as many reads as there are waiting share a batch instead of as
+ * many as there are workers (docs/disclosures.md). The bench's control (CMakeLists.txt)
+ * reads on a pool connection: a worker's, as every other read. */
+#ifndef RG_BENCH_NO_RECORDING
+#define CONTENT_LANE H_LANE_ELASTIC
+#else
+#define CONTENT_LANE H_LANE_WORKER
+#endif
+#define ROUTE_CONTENT(method, path, handler, scope) \
+	{method, path, handler, scope, NULL, NULL, CONTENT_LANE, NULL, NULL, false, H_DB_PRIMARY}
 #define ROUTE_STANDBY(method, path, handler, scope, body) \
 	{method, path, handler, scope, body, NULL, H_LANE_WORKER, NULL, NULL, false, H_DB_STANDBY}
 /* Answered on the I/O thread: no database, no provider, nothing that can block. */
@@ -57,7 +69,7 @@ const struct h_route h_routes[] = {
 		   h_source_create_body, h_source_create_check),
 	ROUTE("GET", "/v1/memory/sources", h_source_list, RG_SCOPE_MEMORY_READ),
 	ROUTE("GET", "/v1/memory/sources/{source_id}", h_source_get, RG_SCOPE_MEMORY_READ),
-	ROUTE_PRIMARY("GET", "/v1/memory/sources/{source_id}/content", h_source_content,
+	ROUTE_CONTENT("GET", "/v1/memory/sources/{source_id}/content", h_source_content,
 		      RG_SCOPE_MEMORY_READ),
 	ROUTE_BODY("PUT", "/v1/memory/sources/{source_id}/classification", h_source_classify,
 		   RG_SCOPE_MEMORY_ADMIN, h_classification_body, NULL),

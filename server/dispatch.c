@@ -8,11 +8,12 @@
 #include "db/standby.h"
 #include "handlers/api.h"
 #include "server/events.h"
+#include "server/ledger.h"
+#include "server/log.h"
 #include "server/metrics.h"
 #include "server/outbound.h"
-#include "server/ratelimit.h"
-#include "server/log.h"
 #include "server/quota.h"
+#include "server/ratelimit.h"
 #include "server/request.h"
 
 static const char *ctx_query(const struct h_ctx *ctx, const char *name)
@@ -73,6 +74,19 @@ static bool ctx_rate_take(const struct h_ctx *ctx)
 {
 	unsigned retry_after_s;
 	return ratelimit_take(ctx->token_id, &retry_after_s);
+}
+
+static enum rg_status ctx_content_read(struct h_ctx *ctx, const struct db_content_read *in,
+				       struct db_rows *rows)
+{
+	bool recorded;
+	uint64_t lsn;
+	enum rg_status st = ledger_read(ctx->tx, in, rows, &recorded, &lsn, &ctx->dberr);
+	if (recorded) {
+		ctx->wrote = true;
+		ctx->commit_lsn = lsn; /* 0: unknown, or the request's transaction is to commit */
+	}
+	return st;
 }
 
 static char *ctx_metrics(size_t *len)
@@ -208,6 +222,7 @@ bool dispatch_begin(struct request *r, enum MHD_Result *ret)
 		.metrics_text = ctx_metrics,
 		.provider_call = ctx_provider_call,
 		.provider_observe = ctx_provider_observe,
+		.content_read = ctx_content_read,
 		.server_data = r->conn,
 	};
 	r->held = NULL;
@@ -232,15 +247,6 @@ static enum MHD_Result dispatch_end(struct request *r)
 	if (ctx->held) /* the handler needed no database */
 		db_release(r->srv->pool, ctx->held);
 	ctx->held = NULL;
-	/* Content is sent only after its disclosure is committed: from a lane the ledger does it
-	 * (run_on_lane hands the request over); nothing else may deliver content. */
-	if (ctx->disclosure.set && ctx->problem_code == PROBLEM_NONE) {
-		if (r->on_lane) {
-			r->disclosure = ctx->disclosure; /* with its via: a tool's is "mcp" */
-		} else {
-			h_problem(ctx, PROBLEM_INTERNAL, NULL, NULL);
-		}
-	}
 	/* A write may have committed an audit record: other instances' streams hear of it. */
 	if (strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0 &&
 	    ctx->problem_code == PROBLEM_NONE)
@@ -274,14 +280,13 @@ void dispatch_drop(struct request *r)
  * back (Recallgate-Min-LSN) sees the write on any standby (docs/scaling.md). Without it (the
  * primary went away between the commit and this question) the answer goes without the
  * header: the write stands, and a client that has no LSN reads as it would without one.
- * An answer that delivers content gets its LSN from the ledger, whose commit comes later
- * (server/ledger.c). */
+ * A content read's LSN is its disclosure's, which the ledger asked once for its batch. */
 static void note_commit_lsn(struct request *r)
 {
 	struct h_ctx *ctx = &r->ctx;
 	uint64_t lsn;
 	struct db_error err = {0};
-	if (!ctx->wrote || ctx->disclosure.set || ctx->problem_code != PROBLEM_NONE ||
+	if (!ctx->wrote || ctx->problem_code != PROBLEM_NONE ||
 	    ctx->status < 200 || ctx->status > 299)
 		return;
 	if (ctx->commit_lsn)

@@ -162,12 +162,6 @@ static void run_on_lane(void *arg)
 		db_release(srv->pool, r->held);
 		r->held = NULL;
 	}
-#ifndef RG_BENCH_NO_RECORDING
-	if (r->disclosure.set) { /* the ledger resumes it once its disclosure is committed */
-		ledger_submit(r);
-		return;
-	}
-#endif
 	r->lane_done = true;
 	MHD_resume_connection(r->conn);
 }

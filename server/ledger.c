@@ -1,95 +1,103 @@
-/* The group commit of content-read disclosures (server/ledger.h). */
+/* Content reads and the group commit of their disclosures (server/ledger.h). */
 #include "server/ledger.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "core/lsn.h"
-#include "db/disclosures.h"
 #include "db/standby.h"
 #include "server/log.h"
-#include "server/request.h"
+
+/* One caller's read, on its stack while it waits. */
+struct wait {
+	const struct db_content_read *in;
+	struct db_rows *out;
+	enum rg_status st;
+	struct db_error *err;
+	uint64_t lsn;
+	bool done;
+	pthread_cond_t cv; /* done, under L.mu */
+	struct wait *next;
+};
+
+#ifdef RG_BENCH_NO_RECORDING /* the bench's control (CMakeLists.txt) */
+#define RECORDING false
+#else
+#define RECORDING true
+#endif
 
 static struct {
 	pthread_mutex_t mu;
-	pthread_cond_t work; /* a request was handed over, or stopping */
-	struct request *head, *tail;
+	pthread_cond_t work; /* a read was handed over, or stopping */
+	struct wait *head, *tail;
 	bool running, stopping;
 	pthread_t thread;
 	struct db_pool *pool;
 	atomic_ullong recorded, batches;
 } L = {.mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER};
 
-/* Sends r's answer, or 503 in its place when its disclosure was not committed. A committed
- * one carries the commit's LSN (lsn, "" when it could not be read: the disclosure stands),
- * the only one it has: this commit comes after any write of its own request (dispatch asks
- * for none when the ledger will). */
-static void finish(struct request *r, enum rg_status st, const struct db_error *err,
-		   const char *lsn)
+/* A read that succeeded delivered content: a disclosure (none in the bench's control). */
+static bool delivers(const struct db_rows *row)
 {
-	if (st == RG_OK && lsn[0] && r->resp && r->status >= 200 && r->status <= 299)
-		MHD_add_response_header(r->resp, H_COMMIT_LSN_HEADER, lsn);
-	if (st != RG_OK) {
-		if (r->resp)
-			MHD_destroy_response(r->resp);
-		r->resp = NULL;
-		r->dberr = *err;
-		r->retry_after_s = 1;
-		(void)reply_problem(r, PROBLEM_DATABASE_UNAVAILABLE, NULL, NULL, -1, NULL);
-	}
-	r->lane_done = true;
-	MHD_resume_connection(r->conn);
+	return RECORDING && row->n &&
+	       ((const struct db_mem_content *)db_rows_at(row, 0))->content != NULL;
 }
 
-/* Writes one batch (n requests from first) and resumes them. */
-static void write_batch(struct request *first, size_t n)
+/* Of n reads that succeeded, those recorded. */
+static void count(const struct db_rows *rows, size_t n, bool one_commit)
 {
-	static struct db_content_read reads[LEDGER_BATCH_MAX]; /* the writer thread's alone */
-	struct request *r = first;
-	for (size_t i = 0; i < n; i++, r = r->ledger_next) {
-		reads[i] = (struct db_content_read){
-			.tenant_id = r->who.tenant_id,
-			.record_id = r->disclosure.record_id,
-			.record_kind = r->disclosure.record_kind,
-			.revision = r->disclosure.revision,
-			.delivered_hash = r->disclosure.delivered_hash,
-			.token_id = r->who.token_id,
-			.via = r->disclosure.via,
-			.request_id = r->request_id,
-		};
-	}
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += delivers(&rows[i]);
+	atomic_fetch_add(&L.recorded, k);
+	atomic_fetch_add(&L.batches, one_commit && k);
+}
+
+/* Reads and records one batch (n waits from first), then wakes its callers. */
+static void read_batch(struct wait *first, size_t n)
+{
+	/* the reader thread's alone */
+	static struct db_content_read reads[LEDGER_BATCH_MAX];
+	static struct db_rows rows[LEDGER_BATCH_MAX];
+	struct wait *w = first;
+	for (size_t i = 0; i < n; i++, w = w->next)
+		reads[i] = *w->in;
 	struct db_conn *c = NULL;
 	struct db_error err = {0};
-	char lsn_text[RG_LSN_SIZE] = "";
-	uint64_t lsn;
+	uint64_t lsn = 0;
 	enum rg_status st = db_acquire(L.pool, &c, &err);
 	if (st == RG_OK)
-		st = db_content_reads_record(c, reads, n, &err);
+		st = db_content_reads(c, reads, n, rows, &err);
 	/* One question for the whole batch: its commit is past every disclosure in it. */
 	if (st == RG_OK) {
 		struct db_error lsn_err = {0};
-		if (db_commit_lsn_on(c, &lsn, &lsn_err) == RG_OK)
-			core_lsn_format(lsn, lsn_text);
-		else
+		if (db_commit_lsn_on(c, &lsn, &lsn_err) != RG_OK)
 			log_warn(NULL, "no commit LSN for %zu recorded content read(s): %s", n,
 				 lsn_err.message);
 	}
 	if (c)
 		db_release(L.pool, c);
 	if (st == RG_OK) {
-		atomic_fetch_add(&L.recorded, n);
-		atomic_fetch_add(&L.batches, 1);
-	} else {
-		log_warn(NULL, "%zu content disclosure(s) not recorded; answered 503", n);
+		count(rows, n, true);
+	} else { /* whatever the failure, nothing is delivered: a read to try again */
+		log_warn(NULL, "%zu content read(s) not recorded (%s); answered 503", n,
+			 err.message);
+		st = RG_UNAVAILABLE;
 	}
-	r = first;
+	pthread_mutex_lock(&L.mu);
+	w = first;
 	for (size_t i = 0; i < n; i++) {
-		struct request *next = r->ledger_next; /* r may be gone once resumed */
-		r->ledger_next = NULL;
-		finish(r, st, &err, lsn_text);
-		r = next;
+		struct wait *next = w->next; /* w is gone once its caller woke */
+		*w->out = st == RG_OK ? rows[i] : (struct db_rows){0};
+		w->st = st;
+		if (st != RG_OK)
+			*w->err = err;
+		w->lsn = lsn;
+		w->done = true;
+		pthread_cond_signal(&w->cv);
+		w = next;
 	}
+	pthread_mutex_unlock(&L.mu);
 }
 
 static void *run(void *arg)
@@ -101,19 +109,19 @@ static void *run(void *arg)
 			pthread_cond_wait(&L.work, &L.mu);
 		if (L.head == NULL)
 			break;
-		/* Everything handed over while the last batch was written goes out together. */
-		struct request *first = L.head, *last = first;
+		/* Everything handed over while the last batch was read goes out together. */
+		struct wait *first = L.head, *last = first;
 		size_t n = 1;
-		while (last->ledger_next && n < LEDGER_BATCH_MAX) {
-			last = last->ledger_next;
+		while (last->next && n < LEDGER_BATCH_MAX) {
+			last = last->next;
 			n++;
 		}
-		L.head = last->ledger_next;
+		L.head = last->next;
 		if (L.head == NULL)
 			L.tail = NULL;
-		last->ledger_next = NULL;
+		last->next = NULL;
 		pthread_mutex_unlock(&L.mu);
-		write_batch(first, n);
+		read_batch(first, n);
 		pthread_mutex_lock(&L.mu);
 	}
 	pthread_mutex_unlock(&L.mu);
@@ -132,24 +140,59 @@ bool ledger_start(struct db_pool *pool)
 	return true;
 }
 
-void ledger_submit(struct request *r)
+/* On the request's own transaction (its disclosure commits with it), or (the bench's control,
+ * which records nothing) on a connection of its own. */
+static enum rg_status read_alone(struct db_conn *tx, const struct db_content_read *in,
+				 struct db_rows *out, struct db_error *err)
 {
+	struct db_conn *c = tx;
+	enum rg_status st = c ? RG_OK : db_acquire(L.pool, &c, err);
+	if (st == RG_OK)
+		st = db_content_reads(c, in, 1, out, err);
+	if (c && c != tx)
+		db_release(L.pool, c);
+	if (st == RG_OK)
+		count(out, 1, false);
+	return st;
+}
+
+/* Waits for the batch that reads in. */
+static enum rg_status read_in_batch(const struct db_content_read *in, struct db_rows *out,
+				    uint64_t *lsn, struct db_error *err)
+{
+	struct wait w = {.in = in, .out = out, .err = err};
+	pthread_cond_init(&w.cv, NULL);
 	pthread_mutex_lock(&L.mu);
 	if (!L.running || L.stopping) {
 		pthread_mutex_unlock(&L.mu);
-		struct db_error err = {0};
-		db_error_set(&err, RG_UNAVAILABLE, NULL, "the disclosure ledger is stopping");
-		finish(r, RG_UNAVAILABLE, &err, "");
-		return;
+		pthread_cond_destroy(&w.cv);
+		db_error_set(err, RG_UNAVAILABLE, NULL, "the disclosure ledger is stopping");
+		return RG_UNAVAILABLE;
 	}
-	r->ledger_next = NULL;
 	if (L.tail)
-		L.tail->ledger_next = r;
+		L.tail->next = &w;
 	else
-		L.head = r;
-	L.tail = r;
+		L.head = &w;
+	L.tail = &w;
 	pthread_cond_signal(&L.work);
+	while (!w.done)
+		pthread_cond_wait(&w.cv, &L.mu);
 	pthread_mutex_unlock(&L.mu);
+	pthread_cond_destroy(&w.cv);
+	*lsn = w.lsn;
+	return w.st;
+}
+
+enum rg_status ledger_read(struct db_conn *tx, const struct db_content_read *in,
+			   struct db_rows *out, bool *recorded, uint64_t *lsn,
+			   struct db_error *err)
+{
+	*out = (struct db_rows){0};
+	*lsn = 0;
+	enum rg_status st = tx || !RECORDING ? read_alone(tx, in, out, err)
+					     : read_in_batch(in, out, lsn, err);
+	*recorded = st == RG_OK && delivers(out);
+	return st;
 }
 
 void ledger_stop(void)

@@ -1,18 +1,18 @@
-/* Private to server/: the group commit of content-read disclosures (docs/disclosures.md). A
- * handler that delivers a record's content marks its answer (h_ctx.disclosure); the lane does
- * not resume the connection but hands the request here and takes its next job. One thread
- * writes the disclosures of every request handed over meanwhile in one statement
- * (db_content_reads_record), so concurrent reads share one commit and no worker waits on it,
- * then resumes them: with their answers once committed, with 503 database_unavailable
- * instead when not. Nothing is sent before its disclosure is committed. */
+/* Private to server/: content reads and the group commit of their disclosures
+ * (docs/disclosures.md). A handler that delivers a record's content reads it here
+ * (h_ctx.content_read). One thread reads the records of every request handed over meanwhile
+ * and records their disclosures in one statement (db_content_reads), so concurrent reads
+ * share one commit; each caller waits for it and gets its record once its disclosure is
+ * committed, or 503 database_unavailable when not. Nothing is delivered before its
+ * disclosure is committed. */
 #ifndef RG_SERVER_LEDGER_H
 #define RG_SERVER_LEDGER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "db/db.h"
-
-struct request;
+#include "db/disclosures.h"
 
 /* At most this many reads per statement; more wait for the next one. */
 #define LEDGER_BATCH_MAX 256
@@ -23,10 +23,14 @@ struct ledger_stats {
 };
 
 bool ledger_start(struct db_pool *pool) RG_MUSTCHECK;
-/* r's answer is rendered and its connection suspended; r->disclosure is set. The ledger
- * records it and resumes r (from its own thread). */
-void ledger_submit(struct request *r);
-/* After the lanes stopped: writes what is still waiting, then ends the thread. */
+/* Reads one record and records its disclosure (blocking): on tx when the request holds a
+ * transaction of its own (the disclosure commits with it; *lsn = 0), else with the
+ * concurrent reads in one commit (*lsn its LSN, 0 when it could not be read). out: as
+ * db_content_reads's each[0]; *recorded: a disclosure was (content, not a pointer). */
+enum rg_status ledger_read(struct db_conn *tx, const struct db_content_read *in,
+			   struct db_rows *out, bool *recorded, uint64_t *lsn,
+			   struct db_error *err) RG_MUSTCHECK;
+/* After the lanes stopped: reads what is still waiting, then ends the thread. */
 void ledger_stop(void);
 void ledger_get_stats(struct ledger_stats *out);
 

@@ -94,10 +94,6 @@ struct request {
 	bool began;           /* dispatch's checks passed and ctx is the handler's */
 	struct h_ctx ctx;
 	/* pipes.c: a pipelined read's place in its pipe's list, and its outcome */
-	/* The content the answer delivers (copied from the handler's context by dispatch_end):
-	 * the lane hands the request to server/ledger.c, which resumes it once recorded. */
-	struct h_disclosure disclosure;
-	struct request *ledger_next;
 	struct request *pipe_next;
 	long long pipe_sent_ms;
 	enum rg_status pipe_st;
