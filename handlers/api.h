@@ -73,6 +73,8 @@ enum h_lane {
 	H_LANE_ELASTIC,    /* a lane that grows a thread per waiting request, for work that waits
 			    * on something other than the pool: a provider (up to its deadline),
 			    * a readiness probe (which must not queue behind busy workers) */
+	H_LANE_LEDGER,     /* the elastic lane's threads, for a content read, which waits on the
+			    * ledger (server/ledger.c), neither on the pool nor on a provider */
 };
 
 struct h_ctx;

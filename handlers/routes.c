@@ -18,11 +18,12 @@
 	{method, path, handler, scope, NULL, NULL, H_LANE_WORKER, NULL, NULL, false, H_DB_PRIMARY}
 /* A content read: the primary's, and it waits on the ledger, which reads the concurrent ones
  * together and records their disclosures in one commit (server/ledger.c), not on the pool:
- * the elastic lane, so that as many reads as there are waiting share a batch instead of as
- * many as there are workers (docs/disclosures.md). The bench's control (CMakeLists.txt)
+ * the elastic lane's threads, so that as many reads as there are waiting share a batch
+ * instead of as many as there are workers (docs/disclosures.md); over MCP the tool runs on
+ * the request's lane. The bench's control (CMakeLists.txt)
  * reads on a pool connection: a worker's, as every other read. */
 #ifndef RG_BENCH_NO_RECORDING
-#define CONTENT_LANE H_LANE_ELASTIC
+#define CONTENT_LANE H_LANE_LEDGER
 #else
 #define CONTENT_LANE H_LANE_WORKER
 #endif

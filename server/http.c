@@ -185,7 +185,7 @@ static enum MHD_Result submit_to_lane(struct request *r)
 	enum h_lane which = route ? route->lane : H_LANE_WORKER;
 	if (route && route->lane_for) /* the route's work depends on its body (/mcp's tool) */
 		which = route->lane_for(r->body, r->body_len);
-	struct lane *lane = which == H_LANE_ELASTIC ? srv->elastic : srv->workers;
+	struct lane *lane = which == H_LANE_WORKER ? srv->workers : srv->elastic;
 	r->on_lane = true;
 	r->waits_on_providers = which == H_LANE_ELASTIC;
 	if (!lane_submit(lane, run_on_lane, expire_on_lane, r))
