@@ -141,8 +141,9 @@ enum rg_status db_query_audited(struct db_conn *conn, const struct db_stmt *stmt
 const char *db_int_param(char buf[DB_INT_SIZE], int64_t v);
 const char *db_page_limit_param(char buf[DB_INT_SIZE], int limit);
 
-/* A PostgreSQL array literal of quoted elements (for a $n::text[] parameter); new (free()),
- * NULL when memory ran out. Elements hold no quote or backslash (ids and numbers). */
+/* A PostgreSQL array literal of quoted elements (for a $n::text[] parameter), any text (quotes
+ * and backslashes escaped), a NULL item a NULL element; new (free()), NULL when memory ran
+ * out. */
 char *db_array_literal(const char *const *items, size_t n);
 
 

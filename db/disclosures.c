@@ -6,23 +6,29 @@
 #include "db/pg.h"
 #include "db/row.h"
 
-static const struct db_col stale_cols[] = {DB_TEXT(struct db_delivery_item, record_id)};
-static const struct db_row_spec stale_row = DB_ROW_SPEC(struct db_delivery_item, stale_cols);
+/* An item of a load that is no longer retrievable (memory_deliver's rows). */
+struct stale_item {
+	int64_t load; /* 1-based */
+	const char *record_id;
+};
+static const struct db_col stale_cols[] = {DB_INT(struct stale_item, load),
+					   DB_TEXT(struct stale_item, record_id)};
+static const struct db_row_spec stale_row = DB_ROW_SPEC(struct stale_item, stale_cols);
 
 #ifndef RG_BENCH_NO_RECORDING
 static const struct db_stmt deliver_stmt = {
 	"mem_deliver",
-	"SELECT record_id FROM memory_deliver($1, $2, $3, $4, $5, $6, $7, $8::text[], $9::text[],"
-	" $10::bigint[], $11::text[])",
-	11, false, &stale_row};
-#else /* the bench's control (CMakeLists.txt): the receipt alone, no lock, nothing delivered */
+	"SELECT load, record_id FROM memory_deliver($1::text[], $2::text[], $3::text[],"
+	" $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[],"
+	" $11::bigint[], $12::text[])",
+	12, false, &stale_row};
+#else /* the bench's control (CMakeLists.txt): each receipt alone, no lock, nothing delivered */
 static const struct db_stmt deliver_stmt = {
 	"mem_deliver",
-	"WITH x AS (INSERT INTO load_receipts (tenant_id, token_id, request_id, thread_id, via,"
-	" receipt_id, body) VALUES ($1, $2, $3, $4, $5, $6, $7)) SELECT NULL::text AS record_id"
-	" WHERE $8::text[] IS NULL AND $9::text[] IS NULL AND $10::bigint[] IS NULL"
-	" AND $11::text[] IS NULL",
-	11, false, &stale_row};
+	"INSERT INTO load_receipts (tenant_id, token_id, request_id, thread_id, via, receipt_id,"
+	" body) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING 0::bigint AS load,"
+	" NULL::text AS record_id",
+	7, false, &stale_row};
 #endif
 
 static const struct db_col content_cols[] = {
@@ -168,39 +174,87 @@ static const char *time_param(char buf[DB_INT_SIZE], int64_t ms)
 	return ms == RG_TIME_NONE ? NULL : db_int_param(buf, ms);
 }
 
-enum rg_status db_mem_deliver(struct db_conn *c, const struct db_actor *a,
-			      const struct db_delivery *d, size_t *stale, struct db_error *err)
+/* Parameters of one array each: v holds ncols columns of n texts, one after the other; cols[k]
+ * is the array literal of column k (new: free()). false when memory ran out (cols as far as
+ * made, the rest NULL). */
+static bool array_columns(const char **v, size_t n, size_t ncols, char **cols)
 {
-	const char *ids[64], *kinds[64], *revs[64], *hashes[64];
-	char rev_text[64][DB_INT_SIZE];
-	*stale = 0;
-	if (d->n > 64)
-		return RG_INVALID;
-	for (size_t i = 0; i < d->n; i++) {
-		ids[i] = d->items[i].record_id;
-		kinds[i] = d->items[i].record_kind;
-		revs[i] = db_int_param(rev_text[i], d->items[i].revision);
-		hashes[i] = d->items[i].content_hash;
+	bool ok = true;
+	for (size_t k = 0; k < ncols; k++)
+		cols[k] = ok ? db_array_literal(v + k * n, n) : NULL;
+	for (size_t k = 0; ok && k < ncols; k++)
+		ok = cols[k] != NULL;
+	return ok;
+}
+
+#ifndef RG_BENCH_NO_RECORDING
+enum rg_status db_mem_deliver(struct db_conn *c, const struct db_delivery *d, size_t n,
+			      size_t *stale, struct db_error *err)
+{
+	enum { LOADS = 7, ITEMS = 5, COLS = LOADS + ITEMS };
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++) {
+		total += d[i].n;
+		stale[i] = 0;
 	}
-	char *id_list = db_array_literal(ids, d->n), *kind_list = db_array_literal(kinds, d->n),
-	     *rev_list = db_array_literal(revs, d->n), *hash_list = db_array_literal(hashes, d->n);
+	size_t rows = total ? total : 1;
+	const char **lv = calloc(LOADS * (n ? n : 1), sizeof *lv);
+	const char **iv = calloc(ITEMS * rows, sizeof *iv);
+	char(*num)[DB_INT_SIZE] = calloc(2 * rows, sizeof *num); /* loads, then revisions */
+	char *cols[COLS] = {0};
+	bool ok = lv && iv && num;
+	for (size_t i = 0, k = 0; ok && i < n; i++) {
+		const struct db_delivery *x = &d[i];
+		const char *load[LOADS] = {x->actor.tenant_id, x->actor.token_id,
+					   x->actor.request_id, x->thread_id, x->via,
+					   x->receipt_id, x->receipt_json};
+		for (size_t f = 0; f < LOADS; f++)
+			lv[f * n + i] = load[f];
+		for (size_t j = 0; j < x->n; j++, k++) {
+			const struct db_delivery_item *it = &x->items[j];
+			const char *item[ITEMS] = {db_int_param(num[k], (int64_t)i + 1),
+						   it->record_id, it->record_kind,
+						   db_int_param(num[rows + k], it->revision),
+						   it->content_hash};
+			for (size_t f = 0; f < ITEMS; f++)
+				iv[f * total + k] = item[f];
+		}
+	}
+	ok = ok && array_columns(lv, n, LOADS, cols) &&
+	     array_columns(iv, total, ITEMS, cols + LOADS);
 	enum rg_status st = RG_NOMEM;
-	if (id_list && kind_list && rev_list && hash_list) {
-		const char *params[] = {a->tenant_id, a->token_id, a->request_id, d->thread_id,
-					d->via, d->receipt_id, d->receipt_json, id_list, kind_list,
-					rev_list, hash_list};
-		struct db_rows rows;
-		st = db_query(c, &deliver_stmt, params, &rows, err);
-		if (st == RG_OK)
-			*stale = rows.n;
-		db_rows_free(&rows);
-	}
-	free(id_list);
-	free(kind_list);
-	free(rev_list);
-	free(hash_list);
+	struct db_rows res = {0};
+	if (ok)
+		st = db_query(c, &deliver_stmt, (const char *const *)cols, &res, err);
+	const struct stale_item *s = res.row;
+	for (size_t r = 0; st == RG_OK && r < res.n; r++)
+		if (s[r].load >= 1 && (size_t)s[r].load <= n)
+			stale[s[r].load - 1]++;
+	db_rows_free(&res);
+	for (size_t k = 0; k < COLS; k++)
+		free(cols[k]);
+	free(lv);
+	free(iv);
+	free(num);
 	return st;
 }
+#else
+enum rg_status db_mem_deliver(struct db_conn *c, const struct db_delivery *d, size_t n,
+			      size_t *stale, struct db_error *err)
+{
+	enum rg_status st = RG_OK;
+	for (size_t i = 0; st == RG_OK && i < n; i++) {
+		const struct db_delivery *x = &d[i];
+		const char *params[] = {x->actor.tenant_id, x->actor.token_id, x->actor.request_id,
+					x->thread_id, x->via, x->receipt_id, x->receipt_json};
+		struct db_rows res;
+		stale[i] = 0;
+		st = db_query(c, &deliver_stmt, params, &res, err);
+		db_rows_free(&res);
+	}
+	return st;
+}
+#endif
 
 enum rg_status db_content_reads(struct db_conn *c, const struct db_content_read *reads,
 				size_t n, struct db_rows *each, struct db_error *err)
@@ -218,8 +272,7 @@ enum rg_status db_content_reads(struct db_conn *c, const struct db_content_read 
 		for (size_t k = 0; k < COLS; k++)
 			v[k * n + i] = row[k];
 	}
-	for (size_t k = 0; ok && k < COLS; k++)
-		ok = (cols[k] = db_array_literal(v + k * n, n)) != NULL;
+	ok = ok && array_columns(v, n, COLS, cols);
 	enum rg_status st = RG_NOMEM;
 	PGresult *res = NULL;
 	if (ok)

@@ -1,8 +1,8 @@
 /* The disclosure ledger and the load receipts' list (openapi/openapi.yaml, "Disclosures";
  * docs/disclosures.md): who received which record's content, and when. A context load is
- * recorded by db_mem_deliver (its receipt and its disclosures in one statement, under the
- * tenant's memory lock shared with other loads and held exclusively by every memory write);
- * reads are typed rows. */
+ * recorded by db_mem_deliver (its receipt and its disclosures in one row, under the tenant's
+ * memory lock shared with other loads and held exclusively by every memory write); reads are
+ * typed rows. */
 #ifndef RG_DB_DISCLOSURES_H
 #define RG_DB_DISCLOSURES_H
 
@@ -19,21 +19,23 @@ struct db_delivery_item {
 
 /* A context load to record (borrowed texts). */
 struct db_delivery {
+	struct db_actor actor; /* tenant, token and request of the load */
 	const char *receipt_id;
 	const char *receipt_json;
 	const char *thread_id; /* NULL: none */
 	const char *via;       /* "rest" or "mcp" */
 	const struct db_delivery_item *items;
-	size_t n;              /* at most 64 */
+	size_t n;
 };
 
-/* Records the load: its receipt and its items' disclosures (one row), committed when this returns
- * RG_OK with *stale == 0. *stale > 0: that many items are no longer retrievable at their
- * revision (revoked, made cold, their assent revoked meanwhile): nothing was recorded, match
- * again. */
-enum rg_status db_mem_deliver(struct db_conn *c, const struct db_actor *a,
-			      const struct db_delivery *d, size_t *stale,
-			      struct db_error *err) RG_MUSTCHECK;
+/* Records n loads (of any tenants) in one statement: each one's receipt and its items'
+ * disclosures (one row), one commit for them all unless c holds a transaction of its own
+ * (server/ledger.c gathers the loads of concurrent requests). stale[i] == 0: load i is
+ * recorded (committed once this returns RG_OK). stale[i] > 0: that many of its items are no
+ * longer retrievable at their revision (revoked, made cold, their assent revoked meanwhile):
+ * load i was not recorded, match again. On failure nothing was recorded. */
+enum rg_status db_mem_deliver(struct db_conn *c, const struct db_delivery *d, size_t n,
+			      size_t *stale, struct db_error *err) RG_MUSTCHECK;
 
 /* A content read (GET /v1/memory/sources/{source_id}/content, the source_content tool):
  * who reads which record; borrowed texts. */

@@ -595,20 +595,33 @@ bool db_null(const PGresult *res, int row, int col)
 	return PQgetisnull(res, row, col) != 0;
 }
 
-/* A PostgreSQL array literal of quoted elements; new (free()). Elements hold no quote or
- * backslash (ids and numbers). */
+/* A PostgreSQL array literal (db/db.h). */
 char *db_array_literal(const char *const *items, size_t n)
 {
 	size_t len = 3;
 	for (size_t i = 0; i < n; i++)
-		len += strlen(items[i]) + 3;
+		len += items[i] ? 2 * strlen(items[i]) + 3 : 5; /* every byte escaped, or NULL */
 	char *out = malloc(len);
 	if (out == NULL)
 		return NULL;
 	char *p = out;
 	*p++ = '{';
-	for (size_t i = 0; i < n; i++)
-		p += sprintf(p, "%s\"%s\"", i ? "," : "", items[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			*p++ = ',';
+		if (items[i] == NULL) {
+			memcpy(p, "NULL", 4);
+			p += 4;
+			continue;
+		}
+		*p++ = '"';
+		for (const char *s = items[i]; *s; s++) {
+			if (*s == '"' || *s == '\\')
+				*p++ = '\\';
+			*p++ = *s;
+		}
+		*p++ = '"';
+	}
 	*p++ = '}';
 	*p = '\0';
 	return out;

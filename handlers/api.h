@@ -152,6 +152,7 @@ struct h_events_request {
 };
 
 struct db_content_read;
+struct db_delivery;
 
 struct h_ctx {
 	/* request (all borrowed) */
@@ -224,6 +225,11 @@ struct h_ctx {
 	 * only way content leaves (docs/disclosures.md). */
 	enum rg_status (*content_read)(struct h_ctx *ctx, const struct db_content_read *in,
 				       struct db_rows *rows);
+	/* Records a context load (its receipt and what it delivered) before its answer is sent
+	 * (server/ledger.c: with the concurrent loads in one commit, or in ctx->tx when the
+	 * request holds one). *stale > 0: an item stopped being retrievable, nothing was
+	 * recorded, match again. Call it holding no database connection (the ledger takes one). */
+	enum rg_status (*deliver)(struct h_ctx *ctx, const struct db_delivery *d, size_t *stale);
 
 	/* reply, rendered by server/ */
 	int status;

@@ -1,6 +1,6 @@
 /* Disclosures and load receipts (openapi/openapi.yaml, "Disclosures"; docs/disclosures.md):
  * who received which record's content and when, newest first. Recording is db/'s
- * (db_mem_deliver, called by the context load); these are the lists. */
+ * (db_mem_deliver, by the ledger for the context load); these are the lists. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -192,22 +192,26 @@ void h_memory_explain(struct h_ctx *ctx)
 	h_reply_jsonw(ctx, 200, &w);
 }
 
-/* A load is matched, assembled and recorded (db_mem_deliver); when a delivered record stopped
+/* A load is matched, assembled and recorded (h_ctx.deliver); when a delivered record stopped
  * being retrievable in between, it is matched again, at most this many times. */
 #define CONTEXT_ATTEMPTS 4
 
 /* One attempt: match, assemble, record. RG_OK with *stale > 0: match again. */
-static enum rg_status context_attempt(struct h_ctx *ctx, struct db_conn *c,
-				      const char *receipt_id, json_t **items, json_t **receipt,
-				      size_t *stale)
+static enum rg_status context_attempt(struct h_ctx *ctx, const char *receipt_id,
+				      json_t **items, json_t **receipt, size_t *stale)
 {
 	struct mem_candidate cand[RG_MEM_CANDIDATES_MAX];
 	struct db_delivery_item delivered[RG_MEM_CONTEXT_ITEMS_MAX];
 	struct db_rows rows = {0};
+	struct db_conn *c;
 	char *stored = NULL;
 	const char *thread = str(ctx->body, "thread_id");
-	enum rg_status st = db_mem_context(c, ctx->tenant_id, str(ctx->body, "query"), thread,
-					   RG_MEM_CANDIDATES_MAX, &rows, &ctx->dberr);
+	enum rg_status st = h_db_acquire(ctx, &c);
+	if (st != RG_OK)
+		return st;
+	st = db_mem_context(c, ctx->tenant_id, str(ctx->body, "query"), thread,
+			    RG_MEM_CANDIDATES_MAX, &rows, &ctx->dberr);
+	h_db_release(ctx, c); /* the ledger records the load on a connection of its own */
 	if (st != RG_OK)
 		return st;
 	const struct db_mem_match *m = rows.row;
@@ -238,11 +242,10 @@ static enum rg_status context_attempt(struct h_ctx *ctx, struct db_conn *c,
 		};
 	}
 	stored = json_dumps(*receipt, JSON_COMPACT);
-	struct db_actor actor = h_actor(ctx);
-	const struct db_delivery d = {.receipt_id = receipt_id, .receipt_json = stored,
-				      .thread_id = thread, .via = ctx->via,
-				      .items = delivered, .n = n};
-	st = stored ? db_mem_deliver(c, &actor, &d, stale, &ctx->dberr) : RG_NOMEM;
+	const struct db_delivery d = {.actor = h_actor(ctx), .receipt_id = receipt_id,
+				      .receipt_json = stored, .thread_id = thread,
+				      .via = ctx->via, .items = delivered, .n = n};
+	st = stored ? ctx->deliver(ctx, &d, stale) : RG_NOMEM;
 	free(stored);
 	db_rows_free(&rows);
 	return st;
@@ -251,7 +254,6 @@ static enum rg_status context_attempt(struct h_ctx *ctx, struct db_conn *c,
 void h_memory_context(struct h_ctx *ctx)
 {
 	char receipt_id[RG_ID_SIZE];
-	struct db_conn *c = NULL;
 	json_t *items = NULL, *receipt = NULL;
 	size_t stale = 1;
 	enum rg_status st = RG_OK;
@@ -259,15 +261,12 @@ void h_memory_context(struct h_ctx *ctx)
 		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 		return;
 	}
-	if (!h_acquire(ctx, &c))
-		return;
 	for (int attempt = 0; st == RG_OK && stale > 0 && attempt < CONTEXT_ATTEMPTS; attempt++) {
 		json_decref(items);
 		json_decref(receipt);
 		items = receipt = NULL;
-		st = context_attempt(ctx, c, receipt_id, &items, &receipt, &stale);
+		st = context_attempt(ctx, receipt_id, &items, &receipt, &stale);
 	}
-	h_db_release(ctx, c);
 	if (st == RG_OK && stale > 0) /* memory kept changing under every attempt */
 		st = RG_RETRY;
 	if (st != RG_OK) {

@@ -89,6 +89,16 @@ static enum rg_status ctx_content_read(struct h_ctx *ctx, const struct db_conten
 	return st;
 }
 
+static enum rg_status ctx_deliver(struct h_ctx *ctx, const struct db_delivery *d,
+				  size_t *stale)
+{
+	uint64_t lsn;
+	enum rg_status st = ledger_deliver(ctx->tx, d, stale, &lsn, &ctx->dberr);
+	if (st == RG_OK && *stale == 0 && lsn)
+		ctx->commit_lsn = lsn; /* the batch's: no question after the answer */
+	return st;
+}
+
 static char *ctx_metrics(size_t *len)
 {
 	return metrics_render(len);
@@ -223,6 +233,7 @@ bool dispatch_begin(struct request *r, enum MHD_Result *ret)
 		.provider_call = ctx_provider_call,
 		.provider_observe = ctx_provider_observe,
 		.content_read = ctx_content_read,
+		.deliver = ctx_deliver,
 		.server_data = r->conn,
 	};
 	r->held = NULL;

@@ -1,4 +1,4 @@
-/* Content reads and the group commit of their disclosures (server/ledger.h). */
+/* Content reads, context loads and the group commit of their disclosures (server/ledger.h). */
 #include "server/ledger.h"
 
 #include <pthread.h>
@@ -8,33 +8,40 @@
 #include "db/standby.h"
 #include "server/log.h"
 
-/* One caller's read, on its stack while it waits. */
-struct wait {
-	const struct db_content_read *in;
-	struct db_rows *out;
-	enum rg_status st;
-	struct db_error *err;
-	uint64_t lsn;
-	bool done;
-	pthread_cond_t cv; /* done, under L.mu */
-	struct wait *next;
-};
-
 #ifdef RG_BENCH_NO_RECORDING /* the bench's control (CMakeLists.txt) */
 #define RECORDING false
 #else
 #define RECORDING true
 #endif
 
-static struct {
+/* One caller's read or load, on its stack while it waits. */
+struct wait {
+	const void *in;  /* a struct db_content_read or a struct db_delivery */
+	void *out;       /* its struct db_rows or its size_t stale count */
+	enum rg_status st;
+	struct db_error *err;
+	uint64_t lsn;
+	bool done;
+	pthread_cond_t cv; /* done, under its queue's mu */
+	struct wait *next;
+};
+
+/* Gathers the waits handed over meanwhile and runs them as one statement, on its thread. */
+struct queue {
+	const char *what; /* for the log: "content read" | "context load" */
+	/* Runs n waits (w[i]->in) as one statement on c and fills each w[i]->out, *recorded
+	 * the disclosures among them; on failure nothing is recorded and the outs are empty. */
+	enum rg_status (*run)(struct db_conn *c, struct wait *const *w, size_t n,
+			      size_t *recorded, struct db_error *err);
 	pthread_mutex_t mu;
-	pthread_cond_t work; /* a read was handed over, or stopping */
+	pthread_cond_t work; /* a wait was handed over, or stopping */
 	struct wait *head, *tail;
 	bool running, stopping;
 	pthread_t thread;
-	struct db_pool *pool;
-	atomic_ullong recorded, batches;
-} L = {.mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER};
+	atomic_ullong recorded, commits; /* what it recorded, and the batches that committed it */
+};
+
+static struct db_pool *pool;
 
 /* A read that succeeded delivered content: a disclosure (none in the bench's control). */
 static bool delivers(const struct db_rows *row)
@@ -43,144 +50,203 @@ static bool delivers(const struct db_rows *row)
 	       ((const struct db_mem_content *)db_rows_at(row, 0))->content != NULL;
 }
 
-/* Of n reads that succeeded, those recorded. */
-static void count(const struct db_rows *rows, size_t n, bool one_commit)
+static enum rg_status run_reads(struct db_conn *c, struct wait *const *w, size_t n,
+				size_t *recorded, struct db_error *err)
 {
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		k += delivers(&rows[i]);
-	atomic_fetch_add(&L.recorded, k);
-	atomic_fetch_add(&L.batches, one_commit && k);
+	struct db_content_read *in = calloc(n, sizeof *in);
+	struct db_rows *rows = malloc(n * sizeof *rows);
+	enum rg_status st = RG_NOMEM;
+	if (in && rows) {
+		for (size_t i = 0; i < n; i++)
+			in[i] = *(const struct db_content_read *)w[i]->in;
+		st = db_content_reads(c, in, n, rows, err);
+	}
+	*recorded = 0;
+	for (size_t i = 0; i < n; i++) {
+		*(struct db_rows *)w[i]->out = st == RG_OK ? rows[i] : (struct db_rows){0};
+		*recorded += st == RG_OK && delivers(&rows[i]);
+	}
+	free(in);
+	free(rows);
+	return st;
 }
 
-/* Reads and records one batch (n waits from first), then wakes its callers. */
-static void read_batch(struct wait *first, size_t n)
+/* A load's disclosures are its items: *recorded counts the loads that were recorded. */
+static enum rg_status run_loads(struct db_conn *c, struct wait *const *w, size_t n,
+				size_t *recorded, struct db_error *err)
 {
-	/* the reader thread's alone */
-	static struct db_content_read reads[LEDGER_BATCH_MAX];
-	static struct db_rows rows[LEDGER_BATCH_MAX];
-	struct wait *w = first;
-	for (size_t i = 0; i < n; i++, w = w->next)
-		reads[i] = *w->in;
+	struct db_delivery *in = calloc(n, sizeof *in);
+	size_t *stale = malloc(n * sizeof *stale);
+	enum rg_status st = RG_NOMEM;
+	if (in && stale) {
+		for (size_t i = 0; i < n; i++)
+			in[i] = *(const struct db_delivery *)w[i]->in;
+		st = db_mem_deliver(c, in, n, stale, err);
+	}
+	*recorded = 0;
+	for (size_t i = 0; i < n; i++) {
+		*(size_t *)w[i]->out = st == RG_OK ? stale[i] : 0;
+		*recorded += RECORDING && st == RG_OK && stale[i] == 0;
+	}
+	free(in);
+	free(stale);
+	return st;
+}
+
+static struct queue reads = {.what = "content read", .run = run_reads,
+			     .mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER};
+static struct queue loads = {.what = "context load", .run = run_loads,
+			     .mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER};
+
+/* Runs one batch (n waits from first), then wakes its callers. */
+static void run_batch(struct queue *q, struct wait *first, size_t n)
+{
+	struct wait *w[LEDGER_BATCH_MAX];
+	struct wait *x = first;
+	for (size_t i = 0; i < n; i++, x = x->next)
+		w[i] = x;
 	struct db_conn *c = NULL;
 	struct db_error err = {0};
 	uint64_t lsn = 0;
-	enum rg_status st = db_acquire(L.pool, &c, &err);
+	size_t recorded = 0;
+	enum rg_status st = db_acquire(pool, &c, &err);
 	if (st == RG_OK)
-		st = db_content_reads(c, reads, n, rows, &err);
+		st = q->run(c, w, n, &recorded, &err);
+	if (st == RG_OK && recorded) {
+		atomic_fetch_add(&q->recorded, recorded);
+		atomic_fetch_add(&q->commits, 1);
+	}
 	/* One question for the whole batch: its commit is past every disclosure in it. */
 	if (st == RG_OK) {
 		struct db_error lsn_err = {0};
 		if (db_commit_lsn_on(c, &lsn, &lsn_err) != RG_OK)
-			log_warn(NULL, "no commit LSN for %zu recorded content read(s): %s", n,
+			log_warn(NULL, "no commit LSN for %zu recorded %s(s): %s", n, q->what,
 				 lsn_err.message);
 	}
 	if (c)
-		db_release(L.pool, c);
-	if (st == RG_OK) {
-		count(rows, n, true);
-	} else { /* whatever the failure, nothing is delivered: a read to try again */
-		log_warn(NULL, "%zu content read(s) not recorded (%s); answered 503", n,
+		db_release(pool, c);
+	if (st != RG_OK) { /* whatever the failure, nothing is delivered: to try again */
+		log_warn(NULL, "%zu %s(s) not recorded (%s); answered 503", n, q->what,
 			 err.message);
 		st = RG_UNAVAILABLE;
 	}
-	pthread_mutex_lock(&L.mu);
-	w = first;
-	for (size_t i = 0; i < n; i++) {
-		struct wait *next = w->next; /* w is gone once its caller woke */
-		*w->out = st == RG_OK ? rows[i] : (struct db_rows){0};
-		w->st = st;
+	pthread_mutex_lock(&q->mu);
+	for (size_t i = 0; i < n; i++) { /* w[i] is gone once its caller woke */
+		w[i]->st = st;
 		if (st != RG_OK)
-			*w->err = err;
-		w->lsn = lsn;
-		w->done = true;
-		pthread_cond_signal(&w->cv);
-		w = next;
+			*w[i]->err = err;
+		w[i]->lsn = lsn;
+		w[i]->done = true;
+		pthread_cond_signal(&w[i]->cv);
 	}
-	pthread_mutex_unlock(&L.mu);
+	pthread_mutex_unlock(&q->mu);
 }
 
 static void *run(void *arg)
 {
-	(void)arg;
-	pthread_mutex_lock(&L.mu);
+	struct queue *q = arg;
+	pthread_mutex_lock(&q->mu);
 	for (;;) {
-		while (L.head == NULL && !L.stopping)
-			pthread_cond_wait(&L.work, &L.mu);
-		if (L.head == NULL)
+		while (q->head == NULL && !q->stopping)
+			pthread_cond_wait(&q->work, &q->mu);
+		if (q->head == NULL)
 			break;
-		/* Everything handed over while the last batch was read goes out together. */
-		struct wait *first = L.head, *last = first;
+		/* Everything handed over while the last batch ran goes out together. */
+		struct wait *first = q->head, *last = first;
 		size_t n = 1;
 		while (last->next && n < LEDGER_BATCH_MAX) {
 			last = last->next;
 			n++;
 		}
-		L.head = last->next;
-		if (L.head == NULL)
-			L.tail = NULL;
+		q->head = last->next;
+		if (q->head == NULL)
+			q->tail = NULL;
 		last->next = NULL;
-		pthread_mutex_unlock(&L.mu);
-		read_batch(first, n);
-		pthread_mutex_lock(&L.mu);
+		pthread_mutex_unlock(&q->mu);
+		run_batch(q, first, n);
+		pthread_mutex_lock(&q->mu);
 	}
-	pthread_mutex_unlock(&L.mu);
+	pthread_mutex_unlock(&q->mu);
 	return NULL;
 }
 
-bool ledger_start(struct db_pool *pool)
+static bool queue_start(struct queue *q)
 {
-	L.pool = pool;
-	L.stopping = false;
-	if (pthread_create(&L.thread, NULL, run, NULL) != 0) {
-		log_error(NULL, "cannot start the disclosure ledger's thread");
+	q->stopping = false;
+	if (pthread_create(&q->thread, NULL, run, q) != 0) {
+		log_error(NULL, "cannot start the disclosure ledger's %s thread", q->what);
 		return false;
 	}
-	L.running = true;
+	q->running = true;
 	return true;
 }
 
-/* On the request's own transaction (its disclosure commits with it), or (the bench's control,
- * which records nothing) on a connection of its own. */
-static enum rg_status read_alone(struct db_conn *tx, const struct db_content_read *in,
-				 struct db_rows *out, struct db_error *err)
+static void queue_stop(struct queue *q)
 {
-	struct db_conn *c = tx;
-	enum rg_status st = c ? RG_OK : db_acquire(L.pool, &c, err);
-	if (st == RG_OK)
-		st = db_content_reads(c, in, 1, out, err);
-	if (c && c != tx)
-		db_release(L.pool, c);
-	if (st == RG_OK)
-		count(out, 1, false);
-	return st;
+	if (!q->running)
+		return;
+	pthread_mutex_lock(&q->mu);
+	q->stopping = true;
+	pthread_cond_signal(&q->work);
+	pthread_mutex_unlock(&q->mu);
+	pthread_join(q->thread, NULL);
+	q->running = false;
 }
 
-/* Waits for the batch that reads in. */
-static enum rg_status read_in_batch(const struct db_content_read *in, struct db_rows *out,
-				    uint64_t *lsn, struct db_error *err)
+bool ledger_start(struct db_pool *p)
+{
+	pool = p;
+	if (!queue_start(&reads))
+		return false;
+	if (queue_start(&loads))
+		return true;
+	queue_stop(&reads);
+	return false;
+}
+
+/* Hands in over to q and waits for the batch that runs it. */
+static enum rg_status in_batch(struct queue *q, const void *in, void *out, uint64_t *lsn,
+			       struct db_error *err)
 {
 	struct wait w = {.in = in, .out = out, .err = err};
 	pthread_cond_init(&w.cv, NULL);
-	pthread_mutex_lock(&L.mu);
-	if (!L.running || L.stopping) {
-		pthread_mutex_unlock(&L.mu);
+	pthread_mutex_lock(&q->mu);
+	if (!q->running || q->stopping) {
+		pthread_mutex_unlock(&q->mu);
 		pthread_cond_destroy(&w.cv);
 		db_error_set(err, RG_UNAVAILABLE, NULL, "the disclosure ledger is stopping");
 		return RG_UNAVAILABLE;
 	}
-	if (L.tail)
-		L.tail->next = &w;
+	if (q->tail)
+		q->tail->next = &w;
 	else
-		L.head = &w;
-	L.tail = &w;
-	pthread_cond_signal(&L.work);
+		q->head = &w;
+	q->tail = &w;
+	pthread_cond_signal(&q->work);
 	while (!w.done)
-		pthread_cond_wait(&w.cv, &L.mu);
-	pthread_mutex_unlock(&L.mu);
+		pthread_cond_wait(&w.cv, &q->mu);
+	pthread_mutex_unlock(&q->mu);
 	pthread_cond_destroy(&w.cv);
 	*lsn = w.lsn;
 	return w.st;
+}
+
+/* On the request's own transaction (its disclosures commit with it), or (the bench's control,
+ * which records nothing) on a connection of its own: q's statement for one. */
+static enum rg_status alone(struct queue *q, struct db_conn *tx, const void *in, void *out,
+			    struct db_error *err)
+{
+	struct db_conn *c = tx;
+	enum rg_status st = c ? RG_OK : db_acquire(pool, &c, err);
+	struct wait w = {.in = in, .out = out}, *one = &w;
+	size_t recorded = 0;
+	if (st == RG_OK)
+		st = q->run(c, &one, 1, &recorded, err);
+	if (c && c != tx)
+		db_release(pool, c);
+	if (st == RG_OK)
+		atomic_fetch_add(&q->recorded, recorded);
+	return st;
 }
 
 enum rg_status ledger_read(struct db_conn *tx, const struct db_content_read *in,
@@ -189,26 +255,31 @@ enum rg_status ledger_read(struct db_conn *tx, const struct db_content_read *in,
 {
 	*out = (struct db_rows){0};
 	*lsn = 0;
-	enum rg_status st = tx || !RECORDING ? read_alone(tx, in, out, err)
-					     : read_in_batch(in, out, lsn, err);
+	enum rg_status st = tx || !RECORDING ? alone(&reads, tx, in, out, err)
+					     : in_batch(&reads, in, out, lsn, err);
 	*recorded = st == RG_OK && delivers(out);
 	return st;
 }
 
+enum rg_status ledger_deliver(struct db_conn *tx, const struct db_delivery *d, size_t *stale,
+			      uint64_t *lsn, struct db_error *err)
+{
+	*stale = 0;
+	*lsn = 0;
+	return tx || !RECORDING ? alone(&loads, tx, d, stale, err)
+				: in_batch(&loads, d, stale, lsn, err);
+}
+
 void ledger_stop(void)
 {
-	if (!L.running)
-		return;
-	pthread_mutex_lock(&L.mu);
-	L.stopping = true;
-	pthread_cond_signal(&L.work);
-	pthread_mutex_unlock(&L.mu);
-	pthread_join(L.thread, NULL);
-	L.running = false;
+	queue_stop(&reads);
+	queue_stop(&loads);
 }
 
 void ledger_get_stats(struct ledger_stats *out)
 {
-	out->recorded = atomic_load(&L.recorded);
-	out->batches = atomic_load(&L.batches);
+	out->reads = atomic_load(&reads.recorded);
+	out->read_commits = atomic_load(&reads.commits);
+	out->loads = atomic_load(&loads.recorded);
+	out->load_commits = atomic_load(&loads.commits);
 }

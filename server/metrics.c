@@ -287,8 +287,16 @@ char *metrics_render(size_t *len)
 		"# HELP recallgate_content_disclosure_commits_total Statements (commits) that "
 		"recorded them: concurrent reads share one.\n"
 		"# TYPE recallgate_content_disclosure_commits_total counter\n"
-		"recallgate_content_disclosure_commits_total %llu\n",
-		lst.recorded, lst.batches);
+		"recallgate_content_disclosure_commits_total %llu\n"
+		"# HELP recallgate_context_loads_recorded_total Context loads recorded (their "
+		"receipts and disclosures) in the ledger.\n"
+		"# TYPE recallgate_context_loads_recorded_total counter\n"
+		"recallgate_context_loads_recorded_total %llu\n"
+		"# HELP recallgate_context_load_commits_total Statements (commits) that recorded "
+		"them: concurrent loads share one.\n"
+		"# TYPE recallgate_context_load_commits_total counter\n"
+		"recallgate_context_load_commits_total %llu\n",
+		lst.reads, lst.read_commits, lst.loads, lst.load_commits);
 	fclose(f);
 	return buf;
 }

@@ -41,5 +41,10 @@ BEGIN
                          revision_before, revision_after, request_id, details)
   VALUES (p_tenant, p_actor, 'source.revoked', 'source', p_source, p_expected, new_revision,
           p_request, jsonb_build_object('reason_code', p_reason));
+  -- The lock is held until the clock has passed the instant (at most a millisecond more): a
+  -- delivery that commits after the revocation has its `at` at or after it, so the readback's
+  -- after_revocation would count it (memory_deliver's check is what leaves none).
+  PERFORM pg_sleep(extract(epoch FROM t - clock_timestamp()))
+    WHERE clock_timestamp() < t;
   outcome := 'ok';
 END $function$;

@@ -185,7 +185,8 @@ static void test_concurrent_content_reads_share_commits(void **state)
 struct loader {
 	const char *token, *query;
 	volatile int *stop;
-	int loads, delivered;
+	int max; /* loads at most */
+	int loads, delivered, with_lsn;
 	long failed;
 };
 
@@ -194,17 +195,65 @@ static void *run_loader(void *arg)
 	struct loader *l = arg;
 	char body[160];
 	snprintf(body, sizeof body, "{\"query\":\"%s\",\"thread_id\":\"thr-race\"}", l->query);
-	while (!*l->stop && l->loads < 400) {
+	while (!*l->stop && l->loads < l->max) {
 		struct it_resp r;
 		it_request(&srv, "POST", "/v1/memory/context", l->token, body, NULL, &r);
 		if (r.status == 200)
 			l->delivered += (int)json_array_size(json_object_get(r.json, "items"));
 		else
 			l->failed = r.status;
+		l->with_lsn += it_resp_header(&r, "Recallgate-Commit-LSN") != NULL;
 		l->loads++;
 		it_resp_free(&r);
 	}
 	return NULL;
+}
+
+/* Concurrent context loads are each recorded, each answer with its commit's LSN, and they
+ * share commits. */
+static void test_concurrent_loads_share_commits(void **state)
+{
+	(void)state;
+	struct tenant t;
+	tenant_new(&t, "dsc-lgrp");
+	char src[ID_MAX];
+	note(t.admin, "Ledger note qzloadgroup.", "active", NULL, src, NULL);
+	double rec0 = metric("recallgate_context_loads_recorded_total");
+	double com0 = metric("recallgate_context_load_commits_total");
+	volatile int stop = 0;
+	struct loader ls[LOADERS];
+	pthread_t th[LOADERS];
+	for (int i = 0; i < LOADERS; i++) {
+		ls[i] = (struct loader){.token = t.admin, .query = "qzloadgroup", .stop = &stop,
+					.max = 30};
+		pthread_create(&th[i], NULL, run_loader, &ls[i]);
+	}
+	int loads = 0, delivered = 0, with_lsn = 0;
+	for (int i = 0; i < LOADERS; i++) {
+		pthread_join(th[i], NULL);
+		IT_CHECK(ls[i].failed == 0, "a load failed with %ld", ls[i].failed);
+		loads += ls[i].loads;
+		delivered += ls[i].delivered;
+		with_lsn += ls[i].with_lsn;
+	}
+	IT_CHECK(delivered == loads, "%d loads delivered %d items, one each", loads, delivered);
+	IT_CHECK(with_lsn == loads, "%d of %d answers carry Recallgate-Commit-LSN", with_lsn,
+		 loads);
+	json_t *all = list_all(t.admin, "/v1/context/load-receipts");
+	IT_CHECK(json_array_size(all) == (size_t)loads, "%zu receipts for %d loads",
+		 json_array_size(all), loads);
+	json_decref(all);
+	char path[200];
+	snprintf(path, sizeof path, "/v1/memory/sources/%s/disclosures", src);
+	all = list_all(t.admin, path);
+	IT_CHECK(json_array_size(all) == (size_t)loads, "%zu disclosures for %d loads",
+		 json_array_size(all), loads);
+	json_decref(all);
+	double rec = metric("recallgate_context_loads_recorded_total") - rec0;
+	double com = metric("recallgate_context_load_commits_total") - com0;
+	IT_CHECK(rec == loads && com >= 1 && com < rec,
+		 "%g loads recorded in %g commits: concurrent loads share commits", rec, com);
+	tenant_free(&t);
 }
 
 /* Loaders deliver a source and its summary while it is revoked: no context delivery of
@@ -222,7 +271,8 @@ static void test_no_delivery_after_revocation_under_racing_loads(void **state)
 		struct loader ls[LOADERS];
 		pthread_t th[LOADERS];
 		for (int i = 0; i < LOADERS; i++) {
-			ls[i] = (struct loader){.token = t.admin, .query = word, .stop = &stop};
+			ls[i] = (struct loader){.token = t.admin, .query = word, .stop = &stop,
+						.max = 400};
 			pthread_create(&th[i], NULL, run_loader, &ls[i]);
 		}
 		it_sleep_ms(60 + 20 * round); /* revoke while the loads run */
@@ -260,6 +310,7 @@ int main(void)
 		cmocka_unit_test(test_a_content_read_is_recorded_and_is_not_retrieval),
 		cmocka_unit_test(test_concurrent_content_reads_share_commits),
 		cmocka_unit_test(test_an_unrecorded_read_sends_nothing),
+		cmocka_unit_test(test_concurrent_loads_share_commits),
 		cmocka_unit_test(test_no_delivery_after_revocation_under_racing_loads),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
