@@ -46,7 +46,7 @@ static const struct db_stmt list_newest_stmt = {
  * the record before it in its chain (chain_pos - 1) wherever that record is, so that a chain
  * crossing a page or chunk boundary is checked across it; '' (never a stored hash) when
  * that record is missing. The lookup is one probe of audit_log_by_chain per record. hash_at
- * is `at` as db/functions/audit_record_json.sql prints it for the hash. */
+ * is `at` as db/functions/audit_hash.sql prints it for the hash. */
 static const struct db_stmt verify_stmt = {
 	"audit_verify_chunk",
 	"SELECT " DB_AUDIT_COLUMNS ","
