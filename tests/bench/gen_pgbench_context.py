@@ -65,10 +65,13 @@ kinds = ("ARRAY(SELECT r.record_kind FROM unnest(%s) WITH ORDINALITY AS u(id, n)
 revisions = ("ARRAY(SELECT r.revision FROM unnest(%s) WITH ORDINALITY AS u(id, n)"
              " JOIN memory_records r ON r.tenant_id = :tenant AND r.record_id = u.id"
              " ORDER BY u.n)" % ids)
+# one load per statement (the service records the loads waiting together, one per element)
 deliver = subst(stmt_sql("deliver_stmt", "db/disclosures.c"), {
-    1: ":tenant", 2: "'tok_pgbench'", 3: "'req_pgbench'", 4: "NULL", 5: "'rest'",
-    6: "'lrc_pgb' || :client_id || 'x' || :r", 7: sql_literal(body), 8: ids, 9: kinds,
-    10: revisions, 11: hashes})
+    1: "ARRAY[:tenant]", 2: "ARRAY['tok_pgbench']", 3: "ARRAY['req_pgbench']",
+    4: "ARRAY[NULL::text]", 5: "ARRAY['rest']",
+    6: "ARRAY['lrc_pgb' || :client_id || 'x' || :r]", 7: "ARRAY[" + sql_literal(body) + "]",
+    8: "array_fill(1, ARRAY[%d])" % len(loaded), 9: ids, 10: kinds, 11: revisions,
+    12: hashes})
 
 print("-- POST /v1/memory/context's SQL (db/memory.c: mem_context; db/disclosures.c: mem_deliver,")
 print("-- its receipt and disclosures), written by tests/bench/gen_pgbench_context.py; run with")
