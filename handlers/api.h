@@ -222,13 +222,14 @@ struct h_ctx {
 	 * (server/ledger.c: with the concurrent reads in one commit, or in ctx->tx when the
 	 * request holds one); rows: 0 or 1 struct db_mem_content (new). A recorded disclosure
 	 * is the request's write: its answer carries the commit's Recallgate-Commit-LSN. The
-	 * only way content leaves (docs/disclosures.md). */
+	 * only way content leaves (docs/disclosures.md). It and deliver give back `held` first
+	 * (the ledger takes a connection of its own): call them holding no other. */
 	enum rg_status (*content_read)(struct h_ctx *ctx, const struct db_content_read *in,
 				       struct db_rows *rows);
 	/* Records a context load (its receipt and what it delivered) before its answer is sent
 	 * (server/ledger.c: with the concurrent loads in one commit, or in ctx->tx when the
 	 * request holds one). *stale > 0: an item stopped being retrievable, nothing was
-	 * recorded, match again. Call it holding no database connection (the ledger takes one). */
+	 * recorded, match again. */
 	enum rg_status (*deliver)(struct h_ctx *ctx, const struct db_delivery *d, size_t *stale);
 
 	/* reply, rendered by server/ */

@@ -341,15 +341,13 @@ void h_source_get(struct h_ctx *ctx)
 void h_source_content(struct h_ctx *ctx)
 {
 	/* The read and its disclosure are one: the content comes back once its disclosure is
-	 * committed (docs/disclosures.md). The ledger reads on a connection of its own. */
+	 * committed (docs/disclosures.md). */
 	const struct db_content_read in = {.tenant_id = ctx->tenant_id,
 					   .record_id = h_param(ctx, "source_id"),
 					   .token_id = ctx->token_id,
 					   .via = ctx->via,
 					   .request_id = ctx->request_id};
 	struct db_rows rows;
-	db_release(ctx->pool, ctx->held);
-	ctx->held = NULL;
 	enum rg_status st = ctx->content_read(ctx, &in, &rows);
 	if (st != RG_OK) {
 		h_db_failed(ctx, st);

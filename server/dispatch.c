@@ -76,11 +76,20 @@ static bool ctx_rate_take(const struct h_ctx *ctx)
 	return ratelimit_take(ctx->token_id, &retry_after_s);
 }
 
+/* The ledger takes a connection of its own: the one authentication borrowed goes back first,
+ * so that a caller waiting on a batch holds none. */
+static void give_back_held(struct h_ctx *ctx)
+{
+	db_release(ctx->pool, ctx->held);
+	ctx->held = NULL;
+}
+
 static enum rg_status ctx_content_read(struct h_ctx *ctx, const struct db_content_read *in,
 				       struct db_rows *rows)
 {
 	bool recorded;
 	uint64_t lsn;
+	give_back_held(ctx);
 	enum rg_status st = ledger_read(ctx->tx, in, rows, &recorded, &lsn, &ctx->dberr);
 	if (recorded) {
 		ctx->wrote = true;
@@ -93,6 +102,7 @@ static enum rg_status ctx_deliver(struct h_ctx *ctx, const struct db_delivery *d
 				  size_t *stale)
 {
 	uint64_t lsn;
+	give_back_held(ctx);
 	enum rg_status st = ledger_deliver(ctx->tx, d, stale, &lsn, &ctx->dberr);
 	if (st == RG_OK && *stale == 0 && lsn)
 		ctx->commit_lsn = lsn; /* the batch's: no question after the answer */

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "db/standby.h"
 #include "server/log.h"
@@ -16,8 +17,8 @@
 
 /* One caller's read or load, on its stack while it waits. */
 struct wait {
-	const void *in;  /* a struct db_content_read or a struct db_delivery */
-	void *out;       /* its struct db_rows or its size_t stale count */
+	const void *in;  /* its queue's input struct (struct db_content_read, db_delivery) */
+	void *out;       /* its output (struct db_rows, size_t stale count), as the caller set it */
 	enum rg_status st;
 	struct db_error *err;
 	uint64_t lsn;
@@ -28,10 +29,11 @@ struct wait {
 
 /* Gathers the waits handed over meanwhile and runs them as one statement, on its thread. */
 struct queue {
-	const char *what; /* for the log: "content read" | "context load" */
-	/* Runs n waits (w[i]->in) as one statement on c and fills each w[i]->out, *recorded
-	 * the disclosures among them; on failure nothing is recorded and the outs are empty. */
-	enum rg_status (*run)(struct db_conn *c, struct wait *const *w, size_t n,
+	const char *what;        /* for the log: "content read" | "context load" */
+	size_t in_size, out_size; /* one input, one output */
+	/* Runs n inputs (in, n structs) as one statement on c, their n outputs into out, and
+	 * counts the disclosures recorded among them; on failure nothing is recorded. */
+	enum rg_status (*run)(struct db_conn *c, const void *in, size_t n, void *out,
 			      size_t *recorded, struct db_error *err);
 	pthread_mutex_t mu;
 	pthread_cond_t work; /* a wait was handed over, or stopping */
@@ -50,53 +52,60 @@ static bool delivers(const struct db_rows *row)
 	       ((const struct db_mem_content *)db_rows_at(row, 0))->content != NULL;
 }
 
-static enum rg_status run_reads(struct db_conn *c, struct wait *const *w, size_t n,
+static enum rg_status run_reads(struct db_conn *c, const void *in, size_t n, void *out,
 				size_t *recorded, struct db_error *err)
 {
-	struct db_content_read *in = calloc(n, sizeof *in);
-	struct db_rows *rows = malloc(n * sizeof *rows);
-	enum rg_status st = RG_NOMEM;
-	if (in && rows) {
-		for (size_t i = 0; i < n; i++)
-			in[i] = *(const struct db_content_read *)w[i]->in;
-		st = db_content_reads(c, in, n, rows, err);
-	}
+	struct db_rows *rows = out;
+	enum rg_status st = db_content_reads(c, in, n, rows, err);
 	*recorded = 0;
-	for (size_t i = 0; i < n; i++) {
-		*(struct db_rows *)w[i]->out = st == RG_OK ? rows[i] : (struct db_rows){0};
-		*recorded += st == RG_OK && delivers(&rows[i]);
-	}
-	free(in);
-	free(rows);
+	for (size_t i = 0; st == RG_OK && i < n; i++)
+		*recorded += delivers(&rows[i]);
 	return st;
 }
 
 /* A load's disclosures are its items: *recorded counts the loads that were recorded. */
-static enum rg_status run_loads(struct db_conn *c, struct wait *const *w, size_t n,
+static enum rg_status run_loads(struct db_conn *c, const void *in, size_t n, void *out,
 				size_t *recorded, struct db_error *err)
 {
-	struct db_delivery *in = calloc(n, sizeof *in);
-	size_t *stale = malloc(n * sizeof *stale);
-	enum rg_status st = RG_NOMEM;
-	if (in && stale) {
-		for (size_t i = 0; i < n; i++)
-			in[i] = *(const struct db_delivery *)w[i]->in;
-		st = db_mem_deliver(c, in, n, stale, err);
-	}
+	const size_t *stale = out;
+	enum rg_status st = db_mem_deliver(c, in, n, out, err);
 	*recorded = 0;
-	for (size_t i = 0; i < n; i++) {
-		*(size_t *)w[i]->out = st == RG_OK ? stale[i] : 0;
-		*recorded += RECORDING && st == RG_OK && stale[i] == 0;
-	}
-	free(in);
-	free(stale);
+	for (size_t i = 0; RECORDING && st == RG_OK && i < n; i++)
+		*recorded += stale[i] == 0;
 	return st;
 }
 
-static struct queue reads = {.what = "content read", .run = run_reads,
-			     .mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER};
-static struct queue loads = {.what = "context load", .run = run_loads,
-			     .mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER};
+static struct queue reads = {.what = "content read",
+			     .in_size = sizeof(struct db_content_read),
+			     .out_size = sizeof(struct db_rows),
+			     .run = run_reads,
+			     .mu = PTHREAD_MUTEX_INITIALIZER,
+			     .work = PTHREAD_COND_INITIALIZER};
+static struct queue loads = {.what = "context load",
+			     .in_size = sizeof(struct db_delivery),
+			     .out_size = sizeof(size_t),
+			     .run = run_loads,
+			     .mu = PTHREAD_MUTEX_INITIALIZER,
+			     .work = PTHREAD_COND_INITIALIZER};
+
+/* Gathers n waits' inputs, runs them on c, scatters the outputs back (only on success: a
+ * failure leaves each caller's output as it set it). */
+static enum rg_status run_gathered(struct queue *q, struct db_conn *c, struct wait *const *w,
+				   size_t n, size_t *recorded, struct db_error *err)
+{
+	char *in = malloc(n * q->in_size), *out = malloc(n * q->out_size);
+	enum rg_status st = RG_NOMEM;
+	if (in && out) {
+		for (size_t i = 0; i < n; i++)
+			memcpy(in + i * q->in_size, w[i]->in, q->in_size);
+		st = q->run(c, in, n, out, recorded, err);
+	}
+	for (size_t i = 0; st == RG_OK && i < n; i++)
+		memcpy(w[i]->out, out + i * q->out_size, q->out_size);
+	free(in);
+	free(out);
+	return st;
+}
 
 /* Runs one batch (n waits from first), then wakes its callers. */
 static void run_batch(struct queue *q, struct wait *first, size_t n)
@@ -111,7 +120,7 @@ static void run_batch(struct queue *q, struct wait *first, size_t n)
 	size_t recorded = 0;
 	enum rg_status st = db_acquire(pool, &c, &err);
 	if (st == RG_OK)
-		st = q->run(c, w, n, &recorded, &err);
+		st = run_gathered(q, c, w, n, &recorded, &err);
 	if (st == RG_OK && recorded) {
 		atomic_fetch_add(&q->recorded, recorded);
 		atomic_fetch_add(&q->commits, 1);
@@ -238,10 +247,9 @@ static enum rg_status alone(struct queue *q, struct db_conn *tx, const void *in,
 {
 	struct db_conn *c = tx;
 	enum rg_status st = c ? RG_OK : db_acquire(pool, &c, err);
-	struct wait w = {.in = in, .out = out}, *one = &w;
 	size_t recorded = 0;
 	if (st == RG_OK)
-		st = q->run(c, &one, 1, &recorded, err);
+		st = q->run(c, in, 1, out, &recorded, err);
 	if (c && c != tx)
 		db_release(pool, c);
 	if (st == RG_OK)
