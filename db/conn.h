@@ -22,6 +22,11 @@ struct db_conn {
 	int64_t idle_since_ms; /* when it was last returned */
 	size_t nprepared;
 	const struct db_stmt *prepared[RG_MAX_PREPARED];
+	/* db_conn_track_commits, until db_release: the position after the latest commit */
+	bool track_commits;
+	bool lsn_prepared; /* its query is prepared on pg */
+	bool lsn_unknown;  /* the latest tracked commit's position could not be read */
+	uint64_t commit_lsn;
 };
 
 #define POOL_WORDS 4 /* bitmap words: up to 256 connections */

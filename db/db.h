@@ -31,7 +31,8 @@ enum db_plan {
 	DB_CUSTOM_PLAN = 1,
 	/* Prepared, and a read that may also go out on a pipe (db/pipe.h) instead of a pool
 	 * connection: one statement that only reads, runs in its own implicit transaction and
-	 * needs no session state; its rows are read through `row`. */
+	 * needs no session state; its rows are read through `row`. It never asks a commit LSN
+	 * (db_conn_track_commits). */
 	DB_PIPEABLE = 2,
 };
 
@@ -119,6 +120,14 @@ void db_tx_isolate(struct db_conn *c, bool on);
 enum rg_status db_tx_commit(struct db_conn *c, struct db_error *err) RG_MUSTCHECK;
 /* Rolls back what the transaction did; nothing when none is open. */
 void db_tx_rollback(struct db_conn *c);
+
+/* From now until db_release, each statement that commits on c (one in autocommit, and
+ * db_tx_commit) asks in the same round trip where the primary's WAL stood after it: a write's
+ * Recallgate-Commit-LSN without a round trip of its own. */
+void db_conn_track_commits(struct db_conn *c);
+/* The position after c's latest tracked commit: true with *lsn (0: none tracked); false when
+ * that commit's position could not be read (db_commit_lsn asks afresh). */
+bool db_conn_commit_lsn(const struct db_conn *c, uint64_t *lsn);
 
 /* Who performs an audited mutation. All borrowed. token_id is NULL for the CLI. */
 struct db_actor {

@@ -2,6 +2,8 @@
  * failures retried, held transactions, and the commit LSN a write asks for (db/db.h). */
 #include "db/conn.h"
 
+#include "core/lsn.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,10 +44,127 @@ static enum rg_status take_result(struct db_conn *c, PGresult *r, PGresult **res
 	return RG_OK;
 }
 
+/* ---- a commit's WAL position, asked in the commit's round trip ---- */
+
+#define LSN_STMT "rg_commit_lsn"
+#define LSN_SQL "SELECT pg_current_wal_insert_lsn()::text"
+
+/* Reads the pipeline up to its next sync point: the results of its n queries into r[] (NULL
+ * for one that gave none), the NULL after each skipped. False when the sync point did not
+ * come: the connection is lost or out of step. */
+static bool segment(struct db_conn *c, PGresult **r, int n)
+{
+	int k = 0;
+	bool after_null = false;
+	for (int i = 0; i < n; i++)
+		r[i] = NULL;
+	for (;;) {
+		PGresult *x = PQgetResult(c->pg);
+		if (x == NULL) {
+			if (after_null) /* nothing owed: libpq has given up on the connection */
+				return false;
+			after_null = true;
+			continue;
+		}
+		after_null = false;
+		if (PQresultStatus(x) == PGRES_PIPELINE_SYNC) {
+			PQclear(x);
+			return true;
+		}
+		if (k < n)
+			r[k++] = x;
+		else
+			PQclear(x);
+	}
+}
+
+/* The position the tracked LSN query answered (r is cleared); false when it is not one. */
+static bool take_lsn(struct db_conn *c, PGresult *r)
+{
+	uint64_t lsn;
+	bool ok = r != NULL && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
+		  core_lsn_parse(PQgetvalue(r, 0, 0), &lsn);
+	PQclear(r);
+	if (ok)
+		c->commit_lsn = lsn;
+	return ok;
+}
+
+/* The statement and, after its sync point (its implicit transaction has committed then), the
+ * WAL insert position, in one round trip: [prepare] execute sync [prepare] lsn sync. A
+ * statement that fails still has the position asked: its sync point ends the failure. */
+static enum rg_status exec_tracked(struct db_conn *c, const struct db_stmt *stmt,
+				   bool prepare, const char *const *params, PGresult **res,
+				   struct db_error *err)
+{
+	bool custom = stmt->plan == DB_CUSTOM_PLAN;
+	int n1 = prepare ? 2 : 1, n2 = c->lsn_prepared ? 1 : 2;
+	c->lsn_unknown = true;
+	bool sent = PQenterPipelineMode(c->pg) == 1 &&
+		    (!prepare || PQsendPrepare(c->pg, stmt->name, stmt->sql, stmt->nparams, NULL)) &&
+		    (custom ? PQsendQueryParams(c->pg, stmt->sql, stmt->nparams, NULL, params, NULL,
+						NULL, 0)
+			    : PQsendQueryPrepared(c->pg, stmt->name, stmt->nparams, params, NULL,
+						  NULL, 0)) &&
+		    PQpipelineSync(c->pg) &&
+		    (c->lsn_prepared || PQsendPrepare(c->pg, LSN_STMT, LSN_SQL, 0, NULL)) &&
+		    PQsendQueryPrepared(c->pg, LSN_STMT, 0, NULL, NULL, NULL, 0) &&
+		    PQpipelineSync(c->pg);
+	if (!sent) {
+		c->broken = true;
+		db_error_set(err, RG_UNAVAILABLE, "08006", PQerrorMessage(c->pg));
+		return RG_UNAVAILABLE;
+	}
+	PGresult *first[2], *second[2] = {NULL, NULL};
+	bool in_step = segment(c, first, n1);
+	PGresult *pr = prepare ? first[0] : NULL, *r = first[n1 - 1];
+	enum rg_status st;
+	if (prepare && (pr == NULL || PQresultStatus(pr) != PGRES_COMMAND_OK)) {
+		st = map_failure(c, pr, err);
+		PQclear(r); /* PGRES_PIPELINE_ABORTED */
+	} else {
+		if (prepare)
+			c->prepared[c->nprepared++] = stmt;
+		st = take_result(c, r, res, err);
+	}
+	PQclear(pr);
+	in_step = in_step && segment(c, second, n2);
+	if (in_step && !c->lsn_prepared)
+		c->lsn_prepared = second[0] && PQresultStatus(second[0]) == PGRES_COMMAND_OK;
+	if (n2 == 2)
+		PQclear(second[0]);
+	c->lsn_unknown = !take_lsn(c, second[n2 - 1]);
+	if (!in_step || PQexitPipelineMode(c->pg) != 1)
+		c->broken = true; /* out of step: replaced at its next acquire */
+	return st;
+}
+
+void db_conn_track_commits(struct db_conn *c)
+{
+	c->track_commits = true;
+}
+
+bool db_conn_commit_lsn(const struct db_conn *c, uint64_t *lsn)
+{
+	*lsn = c->commit_lsn;
+	return !c->lsn_unknown;
+}
+
 static enum rg_status exec_one(struct db_conn *c, const struct db_stmt *stmt,
 			       const char *const *params, PGresult **res, struct db_error *err)
 {
 	*res = NULL;
+	/* a statement that only reads commits nothing to ask after */
+	if (c->track_commits && stmt->plan != DB_PIPEABLE &&
+	    PQtransactionStatus(c->pg) == PQTRANS_IDLE) {
+		bool prepare = stmt->plan != DB_CUSTOM_PLAN && !is_prepared(c, stmt);
+		if (prepare && c->nprepared == RG_MAX_PREPARED) {
+			db_error_set(err, RG_ERROR, "", "too many prepared statements: raise RG_MAX_PREPARED");
+			c->broken = true;
+			return RG_ERROR;
+		}
+		return exec_tracked(c, stmt, prepare, params, res, err);
+	}
 	if (stmt->plan == DB_CUSTOM_PLAN)
 		return take_result(c, PQexecParams(c->pg, stmt->sql, stmt->nparams, NULL, params,
 						   NULL, NULL, 0),
@@ -131,8 +250,14 @@ void db_tx_isolate(struct db_conn *c, bool on)
 
 enum rg_status db_tx_commit(struct db_conn *c, struct db_error *err)
 {
+	static const struct db_stmt commit = {"commit", "COMMIT", 0, DB_CUSTOM_PLAN, NULL};
 	c->isolate = false;
-	return db_exec_script(c, "COMMIT", err);
+	if (!c->track_commits)
+		return db_exec_script(c, "COMMIT", err);
+	PGresult *res = NULL;
+	enum rg_status st = exec_tracked(c, &commit, false, NULL, &res, err);
+	PQclear(res);
+	return st;
 }
 
 void db_tx_rollback(struct db_conn *c)

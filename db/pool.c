@@ -201,6 +201,7 @@ static bool connect_conn(struct db_pool *p, struct db_conn *c, struct db_error *
 	if (c->pg)
 		PQfinish(c->pg);
 	c->nprepared = 0;
+	c->lsn_prepared = false;
 	c->pg = db_connect(p->url, "recallgate", DB_STATEMENT_TIMEOUT_MS, err);
 	c->broken = c->pg == NULL;
 	set_cancel(p, c, c->pg);
@@ -312,6 +313,8 @@ void db_release(struct db_pool *p, struct db_conn *c)
 		c->broken = true;
 	}
 	c->isolate = false;
+	c->track_commits = c->lsn_unknown = false;
+	c->commit_lsn = 0;
 	size_t i = (size_t)(c - p->conns);
 	c->idle_since_ms = coarse_ms();
 	atomic_fetch_sub(&p->in_use, 1);

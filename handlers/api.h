@@ -181,8 +181,9 @@ struct h_ctx {
 	 * later ones go there too), or NULL. */
 	struct db_pool *read_pool;
 	/* A primary connection was taken for a route that writes: a 2xx answer carries
-	 * Recallgate-Commit-LSN, commit_lsn when a handler asked for it already (an MCP tool's
-	 * result gives it), else asked for by server/ after the commit. */
+	 * Recallgate-Commit-LSN. commit_lsn is the position after the request's commits when it
+	 * is known already (each write's connection asks in its commit's round trip, the ledger
+	 * once per batch); 0: server/ asks after the request. */
 	bool wrote;
 	uint64_t commit_lsn;
 	/* The connection server/ borrowed to verify the token, or NULL: h_db_acquire hands it to
@@ -293,5 +294,8 @@ void h_problem(struct h_ctx *ctx, enum rg_problem code, const char *detail, json
 /* Answers a failed db/ call: 503 database_unavailable, 504 query_timeout (statement
  * timeout), 503 shutting_down (cancelled by the drain), or 500 internal. */
 void h_db_failed(struct h_ctx *ctx, enum rg_status st);
+/* Takes the position after c's tracked commits into ctx->commit_lsn (db_conn_commit_lsn): the
+ * latest, or 0 (ask) when the latest is unknown. */
+void h_note_commit_lsn(struct h_ctx *ctx, const struct db_conn *c);
 
 #endif

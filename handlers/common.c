@@ -80,19 +80,35 @@ enum rg_status h_db_acquire(struct h_ctx *ctx, struct db_conn **c)
 		return db_read_acquire(ctx->standbys, ctx->pool, ctx->min_lsn, &ctx->read_pool, c,
 				       &ctx->dberr);
 	}
-	ctx->wrote = ctx->wrote || h_route_writes(ctx->route);
+	bool writes = h_route_writes(ctx->route);
+	ctx->wrote = ctx->wrote || writes;
+	enum rg_status st = RG_OK;
 	if (ctx->held) {
 		*c = ctx->held;
 		ctx->held = NULL;
-		return RG_OK;
+	} else {
+		st = db_acquire(ctx->pool, c, &ctx->dberr);
 	}
-	return db_acquire(ctx->pool, c, &ctx->dberr);
+	if (st == RG_OK && writes)
+		db_conn_track_commits(*c); /* the answer's Recallgate-Commit-LSN, in the write's trip */
+	return st;
+}
+
+void h_note_commit_lsn(struct h_ctx *ctx, const struct db_conn *c)
+{
+	uint64_t lsn;
+	if (!db_conn_commit_lsn(c, &lsn))
+		ctx->commit_lsn = 0; /* unknown: server/ asks after the request */
+	else if (lsn > ctx->commit_lsn)
+		ctx->commit_lsn = lsn; /* the latest: WAL positions only grow */
 }
 
 void h_db_release(struct h_ctx *ctx, struct db_conn *c)
 {
 	if (c != NULL && c == ctx->tx)
 		return; /* server/ ends the request's transaction */
+	if (c != NULL)
+		h_note_commit_lsn(ctx, c);
 	db_release(ctx->read_pool ? ctx->read_pool : ctx->pool, c);
 }
 

@@ -123,6 +123,7 @@ bool idem_begin(struct request *r)
 	if (st == RG_OK && state == DB_IDEM_NEW) {
 		r->idem.key = key;
 		r->idem.tx = ctx->tx = c; /* the handler's statements run in it */
+		db_conn_track_commits(c); /* the answer's commit LSN, in the commit's round trip */
 		return true;
 	}
 	db_release(ctx->pool, c);
@@ -198,6 +199,8 @@ void idem_end(struct request *r)
 	free(owned);
 	free(a.headers_json);
 	json_decref(headers);
+	if (st == RG_OK)
+		h_note_commit_lsn(ctx, c);
 	db_release(ctx->pool, c);
 	if (st != RG_OK) {
 		/* Rolled back: the write did not happen, so the answer may not say it did. */
