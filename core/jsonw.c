@@ -49,6 +49,12 @@ void jsonw_raw(struct jsonw *w, const char *s)
 	append(w, s, strlen(s));
 }
 
+/* A byte a JSON string writes as it is: not '"', '\\' or a control character. */
+static inline bool plain(unsigned char c)
+{
+	return c >= 0x20 && c != '"' && c != '\\';
+}
+
 void jsonw_str(struct jsonw *w, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -62,26 +68,30 @@ void jsonw_str(struct jsonw *w, const char *s)
 		return;
 	char *o = w->buf + w->len;
 	*o++ = '"';
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		unsigned char c = *p;
-		if (c == '"' || c == '\\') {
-			*o++ = '\\';
-			*o++ = (char)c;
-		} else if (c < 0x20) {
-			switch (c) {
-			case '\n': *o++ = '\\'; *o++ = 'n'; break;
-			case '\r': *o++ = '\\'; *o++ = 'r'; break;
-			case '\t': *o++ = '\\'; *o++ = 't'; break;
-			case '\b': *o++ = '\\'; *o++ = 'b'; break;
-			case '\f': *o++ = '\\'; *o++ = 'f'; break;
-			default:
-				memcpy(o, "\\u00", 4);
-				o += 4;
-				*o++ = hex[c >> 4];
-				*o++ = hex[c & 15];
-			}
-		} else {
-			*o++ = (char)c;
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	for (;;) {
+		const unsigned char *run = p; /* the plain bytes go in one copy */
+		while (p < end && plain(*p))
+			p++;
+		memcpy(o, run, (size_t)(p - run));
+		o += p - run;
+		if (p == end)
+			break;
+		unsigned char c = *p++;
+		*o++ = '\\';
+		switch (c) {
+		case '"': *o++ = '"'; break;
+		case '\\': *o++ = '\\'; break;
+		case '\n': *o++ = 'n'; break;
+		case '\r': *o++ = 'r'; break;
+		case '\t': *o++ = 't'; break;
+		case '\b': *o++ = 'b'; break;
+		case '\f': *o++ = 'f'; break;
+		default:
+			memcpy(o, "u00", 3);
+			o += 3;
+			*o++ = hex[c >> 4];
+			*o++ = hex[c & 15];
 		}
 	}
 	*o++ = '"';

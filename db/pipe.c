@@ -146,12 +146,13 @@ static enum rg_status take_answer(struct db_pipe *p, PGresult *a, bool failed, s
 	p->head = (p->head + 1) % PIPE_RING;
 	p->pending--;
 	enum rg_status st = failed ? db_error_from(p->pg, a, err)
-				   : db_rows_fill(a, s.stmt->row, rows, err);
+				   : db_rows_take(a, s.stmt->row, rows, err); /* a is theirs now */
+	if (failed)
+		PQclear(a);
 	if (s.prepares)
 		settle_prepared(p, s.stmt, p->parse_ok);
 	p->group_results = 0;
 	p->parse_ok = false;
-	PQclear(a);
 	return st;
 }
 

@@ -1,5 +1,7 @@
-/* Typed rows (db/row.h): one pass finds the columns by name and sizes the texts, a second
- * copies the values into one block of structs followed by their texts. */
+/* Typed rows (db/row.h): one pass finds the columns by name (and sizes the texts to copy), a
+ * second writes the values into one block of structs. A result that db/ hands over whole
+ * (db_rows_take) keeps its texts where libpq put them; one that stays its caller's has them
+ * copied after the structs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 void db_rows_free(struct db_rows *rows)
 {
 	free(rows->row);
+	PQclear(rows->res);
 	*rows = (struct db_rows){0};
 }
 
@@ -26,6 +29,7 @@ static int64_t int_of(const char *s)
 	return neg ? (int64_t)(0 - v) : (int64_t)v;
 }
 
+/* One value into its member; a text is copied at *text, or with text NULL points into res. */
 static void put(char *row, const struct db_col *col, const PGresult *res, int i, int f,
 		char **text)
 {
@@ -36,7 +40,9 @@ static void put(char *row, const struct db_col *col, const PGresult *res, int i,
 	switch (col->kind) {
 	case DB_KIND_TEXT: {
 		const char *copy = NULL;
-		if (!null) {
+		if (!null && text == NULL) {
+			copy = v; /* libpq's text ends with a NUL */
+		} else if (!null) {
 			size_t len = (size_t)PQgetlength(res, i, f);
 			memcpy(*text, v, len);
 			(*text)[len] = '\0';
@@ -64,9 +70,9 @@ static void put(char *row, const struct db_col *col, const PGresult *res, int i,
 	}
 }
 
-/* Rows first .. first + n - 1 of res through spec. */
+/* Rows first .. first + n - 1 of res through spec; borrow: the texts stay in res. */
 static enum rg_status fill(const PGresult *res, int first, int n, const struct db_row_spec *spec,
-			   struct db_rows *out, struct db_error *err)
+			   bool borrow, struct db_rows *out, struct db_error *err)
 {
 	int field[DB_ROW_MAX_COLS];
 	*out = (struct db_rows){.size = spec->row_size};
@@ -84,7 +90,7 @@ static enum rg_status fill(const PGresult *res, int first, int n, const struct d
 			db_error_set(err, RG_ERROR, NULL, msg);
 			return RG_ERROR;
 		}
-		if (spec->cols[k].kind == DB_KIND_TEXT)
+		if (spec->cols[k].kind == DB_KIND_TEXT && !borrow)
 			for (int i = first; i < first + n; i++)
 				text += (size_t)PQgetlength(res, i, field[k]) + 1;
 	}
@@ -100,7 +106,7 @@ static enum rg_status fill(const PGresult *res, int first, int n, const struct d
 	for (int i = 0; i < n; i++)
 		for (size_t k = 0; k < spec->ncols; k++)
 			put(block + (size_t)i * spec->row_size, &spec->cols[k], res, first + i,
-			    field[k], &texts);
+			    field[k], borrow ? NULL : &texts);
 	out->row = block;
 	out->n = (size_t)n;
 	return RG_OK;
@@ -109,23 +115,34 @@ static enum rg_status fill(const PGresult *res, int first, int n, const struct d
 enum rg_status db_rows_fill(const void *res, const struct db_row_spec *spec,
 			    struct db_rows *out, struct db_error *err)
 {
-	return fill(res, 0, PQntuples(res), spec, out, err);
+	return fill(res, 0, PQntuples(res), spec, false, out, err);
+}
+
+enum rg_status db_rows_take(void *res, const struct db_row_spec *spec, struct db_rows *out,
+			    struct db_error *err)
+{
+	enum rg_status st = fill(res, 0, PQntuples(res), spec, true, out, err);
+	if (st == RG_OK && out->n > 0)
+		out->res = res;
+	else
+		PQclear(res);
+	return st;
 }
 
 enum rg_status db_rows_fill_one(const void *res, int i, const struct db_row_spec *spec,
 				struct db_rows *out, struct db_error *err)
 {
-	return fill(res, i, 1, spec, out, err);
+	return fill(res, i, 1, spec, false, out, err);
 }
 
 /* The result's rows through the statement's spec; res is cleared here. */
 static enum rg_status take(PGresult *res, const struct db_stmt *stmt, struct db_rows *out,
 			   struct db_error *err)
 {
+	if (out && stmt->row)
+		return db_rows_take(res, stmt->row, out, err);
 	enum rg_status st = RG_OK;
-	if (out && stmt->row) {
-		st = db_rows_fill(res, stmt->row, out, err);
-	} else if (out) {
+	if (out) {
 		st = RG_ERROR;
 		db_error_set(err, st, NULL, "statement has no row spec");
 	}

@@ -54,12 +54,13 @@ struct db_row_spec {
 };
 #define DB_ROW_SPEC(type, cols) {#type, cols, sizeof cols / sizeof cols[0], sizeof(type)}
 
-/* Rows read through a spec: one allocation (free it with db_rows_free) that holds the structs
- * and every text they point to. */
+/* Rows read through a spec (free them with db_rows_free): one allocation that holds the
+ * structs, and the texts they point to, in it or in the result they came from. */
 struct db_rows {
 	void *row;   /* n structs of `size` bytes; NULL when n == 0 */
 	size_t n;
 	size_t size; /* sizeof one struct */
+	void *res;   /* the result whose texts the rows point to, or NULL */
 };
 
 /* Row i (i < rows->n). */
@@ -76,6 +77,10 @@ void db_rows_free(struct db_rows *rows);
  * header; it stays the caller's. */
 enum rg_status db_rows_fill(const void *res, const struct db_row_spec *spec,
 			    struct db_rows *out, struct db_error *err) RG_MUSTCHECK;
+/* db_rows_fill of a result handed over: the rows keep res (a PGresult *) and point into it,
+ * without a copy of its texts; res is cleared here when no row keeps it. */
+enum rg_status db_rows_take(void *res, const struct db_row_spec *spec, struct db_rows *out,
+			    struct db_error *err) RG_MUSTCHECK;
 /* Row i of one result alone (i < its number of rows), as db_rows_fill reads it: for a result
  * whose rows go to different owners. */
 enum rg_status db_rows_fill_one(const void *res, int i, const struct db_row_spec *spec,

@@ -332,6 +332,65 @@ static void test_jsonw_int_matches_printf(void **state)
 	}
 }
 
+static char *str_of(const char *s)
+{
+	struct jsonw w;
+	size_t len;
+	jsonw_init(&w);
+	jsonw_str(&w, s);
+	char *out = jsonw_finish(&w, &len);
+	assert_non_null(out);
+	assert_int_equal(len, strlen(out));
+	return out;
+}
+
+/* core/jsonw escapes '"', '\\' and the control characters, writes everything else as it is
+ * (plain runs and UTF-8 included), and jansson reads back exactly the bytes it was given: every
+ * byte 1..127 alone, between plain runs, at a string's start and end, and a 4 KB run. */
+static void test_jsonw_str_escapes_exactly(void **state)
+{
+	(void)state;
+	char *s = str_of("a\"b\\c\n\r\t\b\f\x01\x1f\x7f\xc3\xa9");
+	assert_string_equal(s, "\"a\\\"b\\\\c\\n\\r\\t\\b\\f\\u0001\\u001f\x7f\xc3\xa9\"");
+	free(s);
+	s = str_of("");
+	assert_string_equal(s, "\"\"");
+	free(s);
+	s = str_of(NULL);
+	assert_string_equal(s, "null");
+	free(s);
+	char in[8];
+	for (int c = 1; c < 128; c++) {
+		for (int shape = 0; shape < 3; shape++) {
+			if (shape == 0)
+				snprintf(in, sizeof in, "%c", c);
+			else if (shape == 1)
+				snprintf(in, sizeof in, "ab%ccd", c);
+			else
+				snprintf(in, sizeof in, "%cxyz%c", c, c);
+			char *out = str_of(in);
+			json_error_t e;
+			json_t *v = json_loads(out, JSON_DECODE_ANY, &e);
+			assert_non_null(v);
+			assert_string_equal(json_string_value(v), in);
+			json_decref(v);
+			free(out);
+		}
+	}
+	char *run = malloc(4097);
+	assert_non_null(run);
+	memset(run, 'x', 4096);
+	run[4096] = '\0';
+	run[2048] = '"';
+	char *out = str_of(run);
+	assert_int_equal(strlen(out), 4096 + 3);
+	json_t *v = json_loads(out, JSON_DECODE_ANY, NULL);
+	assert_string_equal(json_string_value(v), run);
+	json_decref(v);
+	free(out);
+	free(run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -347,6 +406,7 @@ int main(void)
 		cmocka_unit_test(test_syntax),
 		cmocka_unit_test(test_any_top_level_value),
 		cmocka_unit_test(test_jsonw_int_matches_printf),
+		cmocka_unit_test(test_jsonw_str_escapes_exactly),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
