@@ -210,6 +210,7 @@ enum rg_status db_mem_deliver(struct db_conn *c, const struct db_delivery *d, si
 					   x->receipt_id, x->receipt_json};
 		for (size_t f = 0; f < LOADS; f++)
 			lv[f * n + i] = load[f];
+		/* load by load: memory_deliver slices each load's items out of the arrays */
 		for (size_t j = 0; j < x->n; j++, k++) {
 			const struct db_delivery_item *it = &x->items[j];
 			const char *item[ITEMS] = {db_int_param(num[k], (int64_t)i + 1),

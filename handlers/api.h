@@ -73,8 +73,9 @@ enum h_lane {
 	H_LANE_ELASTIC,    /* a lane that grows a thread per waiting request, for work that waits
 			    * on something other than the pool: a provider (up to its deadline),
 			    * a readiness probe (which must not queue behind busy workers) */
-	H_LANE_LEDGER,     /* the elastic lane's threads, for a content read, which waits on the
-			    * ledger (server/ledger.c), neither on the pool nor on a provider */
+	H_LANE_LEDGER,     /* the elastic lane's threads, for a content read or a context load,
+			    * which wait on the ledger (server/ledger.c), not on a provider, and
+			    * must not hold a worker while they do */
 };
 
 struct h_ctx;
@@ -232,6 +233,10 @@ struct h_ctx {
 	 * request holds one). *stale > 0: an item stopped being retrievable, nothing was
 	 * recorded, match again. */
 	enum rg_status (*deliver)(struct h_ctx *ctx, const struct db_delivery *d, size_t *stale);
+	/* Set when the request runs on the elastic lane (H_LANE_LEDGER): runs fn(arg) on a
+	 * worker, in the workers' FIFO order, and waits for it; RG_UNAVAILABLE when none took it
+	 * within the acquire timeout (fn did not run). Use h_on_worker. */
+	enum rg_status (*on_worker)(struct h_ctx *ctx, void (*fn)(void *arg), void *arg);
 
 	/* reply, rendered by server/ */
 	int status;

@@ -56,6 +56,11 @@ static const struct cfg_entry {
 	 offsetof(struct rg_config, max_connections),
 	 "client connections open at once, idle keep-alive ones included; an idle one costs "
 	 "about RECALLGATE_CONNECTION_MEMORY + 1 KiB and no thread"},
+	{"RECALLGATE_MAX_LEDGER_WAITS_PER_TENANT", CFG_UINT, 1, 1024, "512",
+	 offsetof(struct rg_config, max_ledger_waits_per_tenant),
+	 "requests of one tenant waiting on the ledger at once (content reads and context loads "
+	 "that record their disclosures), over it 429 rate_limited; the instance serves 1024 "
+	 "beside the provider calls"},
 	{"RECALLGATE_MAX_PROVIDER_CALLS_PER_TENANT", CFG_UINT, 1, 1024, "512",
 	 offsetof(struct rg_config, max_provider_calls_per_tenant),
 	 "requests of one tenant waiting on providers at once (decision-context retrieve, "

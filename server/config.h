@@ -28,6 +28,7 @@ struct rg_config {
 	unsigned max_streams;
 	unsigned max_streams_per_tenant; /* 0 = a quarter of max_streams, at least 1 */
 	unsigned max_provider_calls_per_tenant;
+	unsigned max_ledger_waits_per_tenant;
 	unsigned long max_body;
 	unsigned db_acquire_timeout_ms;
 	unsigned rate_limit; /* requests per second per token; 0 = off */

@@ -8,6 +8,7 @@
 #include "db/standby.h"
 #include "handlers/api.h"
 #include "server/events.h"
+#include "server/lanes.h"
 #include "server/ledger.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -107,6 +108,25 @@ static enum rg_status ctx_deliver(struct h_ctx *ctx, const struct db_delivery *d
 	if (st == RG_OK && *stale == 0 && lsn)
 		ctx->commit_lsn = lsn; /* the batch's: no question after the answer */
 	return st;
+}
+
+static struct lane *workers;
+
+void dispatch_start(struct lane *w)
+{
+	workers = w;
+}
+
+/* A request on the elastic lane (a context load, which waits on the ledger) takes its pool
+ * connection on a worker, in the workers' FIFO order, instead of from its own thread, which
+ * would overtake the workers at the pool (server/http.c). */
+static enum rg_status ctx_on_worker(struct h_ctx *ctx, void (*fn)(void *arg), void *arg)
+{
+	if (lane_call(workers, fn, arg))
+		return RG_OK;
+	db_pool_count_acquire_timeout(ctx->pool);
+	db_error_set(&ctx->dberr, RG_UNAVAILABLE, "", "no worker free within the acquire timeout");
+	return RG_UNAVAILABLE;
 }
 
 static char *ctx_metrics(size_t *len)
@@ -244,6 +264,7 @@ bool dispatch_begin(struct request *r, enum MHD_Result *ret)
 		.provider_observe = ctx_provider_observe,
 		.content_read = ctx_content_read,
 		.deliver = ctx_deliver,
+		.on_worker = r->waits_on_ledger ? ctx_on_worker : NULL,
 		.server_data = r->conn,
 	};
 	r->held = NULL;
@@ -268,9 +289,9 @@ static enum MHD_Result dispatch_end(struct request *r)
 	if (ctx->held) /* the handler needed no database */
 		db_release(r->srv->pool, ctx->held);
 	ctx->held = NULL;
-	/* A write may have committed an audit record: other instances' streams hear of it. */
-	if (strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0 &&
-	    ctx->problem_code == PROBLEM_NONE)
+	/* A write may have committed an audit record: other instances' streams hear of it (a
+	 * route that only reads, a search's POST, has none to tell). */
+	if (h_route_writes(ctx->route) && ctx->problem_code == PROBLEM_NONE)
 		events_local_commit();
 	enum MHD_Result ret = reply_render(r, ctx);
 	r->dberr = ctx->dberr;
@@ -323,13 +344,21 @@ enum MHD_Result dispatch(struct request *r)
 	enum MHD_Result ret;
 	if (!r->began && !dispatch_begin(r, &ret))
 		return ret;
-	/* One tenant may not take the whole elastic lane with calls to hung providers. */
+	/* One tenant may not take the whole elastic lane: with calls to hung providers, or with
+	 * reads and loads waiting on the ledger. */
 	const char *tenant = r->ctx.tenant_id;
-	bool provider_slot = r->waits_on_providers && tenant && tenant[0];
-	if (provider_slot && !quota_take(r->srv->provider_calls, tenant)) {
+	struct quota *share = !tenant || !tenant[0] ? NULL
+			      : r->waits_on_providers ? r->srv->provider_calls
+			      : r->waits_on_ledger   ? r->srv->ledger_waits
+						     : NULL;
+	if (share && !quota_take(share, tenant)) {
 		r->retry_after_s = 1;
 		h_problem(&r->ctx, PROBLEM_RATE_LIMITED,
-			  "This tenant has as many provider calls in flight as it may; retry later.",
+			  r->waits_on_providers
+				  ? "This tenant has as many provider calls in flight as it may; "
+				    "retry later."
+				  : "This tenant has as many reads and loads in flight as it may; "
+				    "retry later.",
 			  NULL);
 		return dispatch_end(r);
 	}
@@ -338,8 +367,8 @@ enum MHD_Result dispatch(struct request *r)
 		idem_end(r);
 	}
 	note_commit_lsn(r);
-	if (provider_slot)
-		quota_give(r->srv->provider_calls, tenant);
+	if (share)
+		quota_give(share, tenant);
 	return dispatch_end(r);
 }
 

@@ -41,6 +41,7 @@ struct queue {
 	bool running, stopping;
 	pthread_t thread;
 	atomic_ullong recorded, commits; /* what it recorded, and the batches that committed it */
+	atomic_uint waiting;             /* handed over and not answered yet */
 };
 
 static struct db_pool *pool;
@@ -231,9 +232,11 @@ static enum rg_status in_batch(struct queue *q, const void *in, void *out, uint6
 	else
 		q->head = &w;
 	q->tail = &w;
+	atomic_fetch_add(&q->waiting, 1);
 	pthread_cond_signal(&q->work);
 	while (!w.done)
 		pthread_cond_wait(&w.cv, &q->mu);
+	atomic_fetch_sub(&q->waiting, 1);
 	pthread_mutex_unlock(&q->mu);
 	pthread_cond_destroy(&w.cv);
 	*lsn = w.lsn;
@@ -290,4 +293,6 @@ void ledger_get_stats(struct ledger_stats *out)
 	out->read_commits = atomic_load(&reads.commits);
 	out->loads = atomic_load(&loads.recorded);
 	out->load_commits = atomic_load(&loads.commits);
+	out->reads_waiting = atomic_load(&reads.waiting);
+	out->loads_waiting = atomic_load(&loads.waiting);
 }

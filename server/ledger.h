@@ -21,6 +21,7 @@
 struct ledger_stats {
 	unsigned long long reads, read_commits; /* content disclosures, the batches that did */
 	unsigned long long loads, load_commits; /* context loads recorded, the batches that did */
+	unsigned reads_waiting, loads_waiting;  /* handed over, not answered yet */
 };
 
 bool ledger_start(struct db_pool *pool) RG_MUSTCHECK;

@@ -295,8 +295,14 @@ char *metrics_render(size_t *len)
 		"# HELP recallgate_context_load_commits_total Statements (commits) that recorded "
 		"them: concurrent loads share one.\n"
 		"# TYPE recallgate_context_load_commits_total counter\n"
-		"recallgate_context_load_commits_total %llu\n",
-		lst.reads, lst.read_commits, lst.loads, lst.load_commits);
+		"recallgate_context_load_commits_total %llu\n"
+		"# HELP recallgate_ledger_waiting Requests waiting on the ledger: content reads "
+		"and context loads handed over and not answered yet.\n"
+		"# TYPE recallgate_ledger_waiting gauge\n"
+		"recallgate_ledger_waiting{queue=\"reads\"} %u\n"
+		"recallgate_ledger_waiting{queue=\"loads\"} %u\n",
+		lst.reads, lst.read_commits, lst.loads, lst.load_commits, lst.reads_waiting,
+		lst.loads_waiting);
 	fclose(f);
 	return buf;
 }

@@ -33,7 +33,8 @@ struct http_server {
 	size_t n_routes;
 	struct lane *workers; /* handlers that may block on the database: one per connection */
 	struct lane *elastic; /* handlers that wait on providers, and readiness */
-	struct quota *provider_calls; /* requests on the elastic lane per tenant */
+	struct quota *provider_calls; /* provider waits on the elastic lane per tenant */
+	struct quota *ledger_waits;   /* content reads and context loads there per tenant */
 	atomic_int in_flight;
 	atomic_bool draining;
 	atomic_llong drain_deadline_ms; /* CLOCK_MONOTONIC; valid once draining */
@@ -89,6 +90,7 @@ struct request {
 	bool close;           /* the answer closes the connection (a framing error) */
 	bool on_lane;         /* a lane runs dispatch: the database may be used */
 	bool waits_on_providers; /* on the elastic lane: its handler may wait on a provider */
+	bool waits_on_ledger;    /* on the elastic lane: its handler waits on the ledger */
 	bool lane_done;       /* the lane finished and resumed the connection */
 	struct db_conn *held; /* borrowed by authentication, handed to the handler */
 	bool began;           /* dispatch's checks passed and ctx is the handler's */
@@ -152,6 +154,10 @@ enum MHD_Result reply_preflight(struct request *r);
 enum MHD_Result reply_render(struct request *r, struct h_ctx *ctx);
 
 /* ---------------------------------------------------------------- dispatch.c */
+
+/* The workers' lane, where a request on the elastic lane runs its database work
+ * (h_ctx.on_worker); set once at the start, before any request. */
+void dispatch_start(struct lane *workers);
 
 /* Verifies the bearer token once per request: from the cache on the I/O thread, with the
  * database on a lane. false after keeping the answer (401, 503, 504 or 500) in *ret; on the

@@ -111,6 +111,7 @@ static void test_help(void **state)
 	    "RECALLGATE_CONNECTION_MEMORY=8192", "RECALLGATE_DRAIN_TIMEOUT=10",
 	    "RECALLGATE_RATE_LIMIT=0", "RECALLGATE_RATE_BURST=0",
 	    "RECALLGATE_MAX_STREAMS_PER_TENANT=0", "RECALLGATE_MAX_PROVIDER_CALLS_PER_TENANT=512",
+	    "RECALLGATE_MAX_LEDGER_WAITS_PER_TENANT=512",
 	    "decision_context.read", "events:read", "exit codes"};
 	for (size_t i = 0; i < sizeof spellings / sizeof *spellings; i++) {
 		const char *args[] = {spellings[i], NULL};
@@ -207,6 +208,8 @@ static void test_configuration_errors(void **state)
 	    "RECALLGATE_MAX_STREAMS_PER_TENANT=-1",
 	    "RECALLGATE_MAX_PROVIDER_CALLS_PER_TENANT=0",
 	    "RECALLGATE_MAX_PROVIDER_CALLS_PER_TENANT=1025",
+	    "RECALLGATE_MAX_LEDGER_WAITS_PER_TENANT=0",
+	    "RECALLGATE_MAX_LEDGER_WAITS_PER_TENANT=1025",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		/* the bad setting last, so it overrides; the address is a free port in case the
@@ -263,6 +266,7 @@ static void test_configuration_edges_accepted(void **state)
 			       "RECALLGATE_RATE_BURST=0",
 			       "RECALLGATE_MAX_STREAMS_PER_TENANT=0",
 			       "RECALLGATE_MAX_PROVIDER_CALLS_PER_TENANT=1",
+			       "RECALLGATE_MAX_LEDGER_WAITS_PER_TENANT=1",
 			       NULL};
 	const char *upper[] = {"RECALLGATE_DB_POOL=16", /* 256 would need max_connections > 256 */
 			       "RECALLGATE_MAX_CONNECTIONS=65535",
@@ -278,6 +282,7 @@ static void test_configuration_edges_accepted(void **state)
 			       "RECALLGATE_RATE_BURST=1000000",
 			       "RECALLGATE_MAX_STREAMS_PER_TENANT=65535",
 			       "RECALLGATE_MAX_PROVIDER_CALLS_PER_TENANT=1024",
+			       "RECALLGATE_MAX_LEDGER_WAITS_PER_TENANT=1024",
 			       NULL};
 	const char *const *sets[] = {lower, upper};
 	for (size_t i = 0; i < 2; i++) {
