@@ -233,10 +233,6 @@ struct h_ctx {
 	 * request holds one). *stale > 0: an item stopped being retrievable, nothing was
 	 * recorded, match again. */
 	enum rg_status (*deliver)(struct h_ctx *ctx, const struct db_delivery *d, size_t *stale);
-	/* Set when the request runs on the elastic lane (H_LANE_LEDGER): runs fn(arg) on a
-	 * worker, in the workers' FIFO order, and waits for it; RG_UNAVAILABLE when none took it
-	 * within the acquire timeout (fn did not run). Use h_on_worker. */
-	enum rg_status (*on_worker)(struct h_ctx *ctx, void (*fn)(void *arg), void *arg);
 
 	/* reply, rendered by server/ */
 	int status;

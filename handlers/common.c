@@ -65,14 +65,6 @@ void h_db_failed(struct h_ctx *ctx, enum rg_status st)
 		h_problem(ctx, PROBLEM_INTERNAL, "The request could not be completed.", NULL);
 }
 
-enum rg_status h_on_worker(struct h_ctx *ctx, void (*fn)(void *arg), void *arg)
-{
-	if (ctx->on_worker)
-		return ctx->on_worker(ctx, fn, arg);
-	fn(arg);
-	return RG_OK;
-}
-
 enum rg_status h_db_acquire(struct h_ctx *ctx, struct db_conn **c)
 {
 	if (ctx->tx) {

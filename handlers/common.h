@@ -27,9 +27,6 @@ bool h_acquire(struct h_ctx *ctx, struct db_conn **c) RG_MUSTCHECK;
  * for the request (ctx->held), if any; inside a request's transaction (ctx->tx) every
  * acquire gets that connection and release leaves it to server/. Fills ctx->dberr on
  * failure. */
-/* Runs fn(arg), which uses the pool (h_db_acquire), where the pool is used in order: on a
- * worker (h_ctx.on_worker) when the request runs elsewhere, else here. */
-enum rg_status h_on_worker(struct h_ctx *ctx, void (*fn)(void *arg), void *arg) RG_MUSTCHECK;
 enum rg_status h_db_acquire(struct h_ctx *ctx, struct db_conn **c) RG_MUSTCHECK;
 void h_db_release(struct h_ctx *ctx, struct db_conn *c);
 /* After a write: answers a failed db/ call (h_db_failed); true when the request has its

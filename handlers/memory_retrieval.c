@@ -196,26 +196,6 @@ void h_memory_explain(struct h_ctx *ctx)
  * being retrievable in between, it is matched again, at most this many times. */
 #define CONTEXT_ATTEMPTS 4
 
-/* A load's match, on a worker (h_on_worker): the wait on the ledger that follows holds none. */
-struct context_match {
-	struct h_ctx *ctx;
-	const char *thread;
-	struct db_rows *rows;
-	enum rg_status st;
-};
-
-static void context_match(void *arg)
-{
-	struct context_match *m = arg;
-	struct db_conn *c;
-	m->st = h_db_acquire(m->ctx, &c);
-	if (m->st != RG_OK)
-		return;
-	m->st = db_mem_context(c, m->ctx->tenant_id, str(m->ctx->body, "query"), m->thread,
-			       RG_MEM_CANDIDATES_MAX, m->rows, &m->ctx->dberr);
-	h_db_release(m->ctx, c); /* the ledger records the load on a connection of its own */
-}
-
 /* One attempt: match, assemble, record. RG_OK with *stale > 0: match again. */
 static enum rg_status context_attempt(struct h_ctx *ctx, const char *receipt_id,
 				      json_t **items, json_t **receipt, size_t *stale)
@@ -223,12 +203,15 @@ static enum rg_status context_attempt(struct h_ctx *ctx, const char *receipt_id,
 	struct mem_candidate cand[RG_MEM_CANDIDATES_MAX];
 	struct db_delivery_item delivered[RG_MEM_CONTEXT_ITEMS_MAX];
 	struct db_rows rows = {0};
+	struct db_conn *c;
 	char *stored = NULL;
 	const char *thread = str(ctx->body, "thread_id");
-	struct context_match job = {ctx, thread, &rows, RG_OK};
-	enum rg_status st = h_on_worker(ctx, context_match, &job);
-	if (st == RG_OK)
-		st = job.st;
+	enum rg_status st = h_db_acquire(ctx, &c);
+	if (st != RG_OK)
+		return st;
+	st = db_mem_context(c, ctx->tenant_id, str(ctx->body, "query"), thread,
+			    RG_MEM_CANDIDATES_MAX, &rows, &ctx->dberr);
+	h_db_release(ctx, c); /* the ledger records the load on a connection of its own */
 	if (st != RG_OK)
 		return st;
 	const struct db_mem_match *m = rows.row;

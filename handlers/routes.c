@@ -24,7 +24,12 @@
  * the ledger for its receipt's commit: on a worker, the wait held one of the pool's workers, so
  * at most as many matches ran as workers were not waiting (at 32 connections a load kept
  * 0.87-0.89 of the control's throughput, 0.91-1.08 on the elastic lane's threads, whose batches
- * also hold more loads). The bench's control (CMakeLists.txt) reads and records on a pool
+ * also hold more loads), and every other request waited behind loads in the workers' queue (a
+ * source GET beside 32 loading connections: 230-247 req/s, p50 16-17 ms; 1.65-1.70 k/s, p50
+ * 2.1 ms with the loads here). Its thread takes the match's connection from the pool itself:
+ * handing the match to a worker and waiting for it (a lane call) stalled the workers' lane
+ * at 192 connections (its mutex held through condition-variable wake-ups of 200 threads on 2
+ * cores) until jobs expired. The bench's control (CMakeLists.txt) reads and records on a pool
  * connection: a worker's, as every other read. */
 #ifndef RG_BENCH_NO_RECORDING
 #define LEDGER_LANE H_LANE_LEDGER

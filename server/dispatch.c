@@ -8,7 +8,6 @@
 #include "db/standby.h"
 #include "handlers/api.h"
 #include "server/events.h"
-#include "server/lanes.h"
 #include "server/ledger.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -108,25 +107,6 @@ static enum rg_status ctx_deliver(struct h_ctx *ctx, const struct db_delivery *d
 	if (st == RG_OK && *stale == 0 && lsn)
 		ctx->commit_lsn = lsn; /* the batch's: no question after the answer */
 	return st;
-}
-
-static struct lane *workers;
-
-void dispatch_start(struct lane *w)
-{
-	workers = w;
-}
-
-/* A request on the elastic lane (a context load, which waits on the ledger) takes its pool
- * connection on a worker, in the workers' FIFO order, instead of from its own thread, which
- * would overtake the workers at the pool (server/http.c). */
-static enum rg_status ctx_on_worker(struct h_ctx *ctx, void (*fn)(void *arg), void *arg)
-{
-	if (lane_call(workers, fn, arg))
-		return RG_OK;
-	db_pool_count_acquire_timeout(ctx->pool);
-	db_error_set(&ctx->dberr, RG_UNAVAILABLE, "", "no worker free within the acquire timeout");
-	return RG_UNAVAILABLE;
 }
 
 static char *ctx_metrics(size_t *len)
@@ -264,7 +244,6 @@ bool dispatch_begin(struct request *r, enum MHD_Result *ret)
 		.provider_observe = ctx_provider_observe,
 		.content_read = ctx_content_read,
 		.deliver = ctx_deliver,
-		.on_worker = r->waits_on_ledger ? ctx_on_worker : NULL,
 		.server_data = r->conn,
 	};
 	r->held = NULL;

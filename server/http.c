@@ -488,7 +488,6 @@ bool http_start(const struct rg_config *cfg, struct db_pool *pool, struct db_sta
 		free(srv);
 		return false;
 	}
-	dispatch_start(srv->workers);
 	/* MHD_USE_TURBO: accept4 and fewer system calls per request; GET memory-mode at 32
 	 * connections went from 19.5-26.5k to 25.3-29.7k req/s, p99 4.7-17 ms to 2.8-2.9 ms. */
 	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC |

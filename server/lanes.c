@@ -256,50 +256,6 @@ bool lane_submit(struct lane *l, void (*run)(void *arg), void (*expire)(void *ar
 	return true;
 }
 
-/* A lane_call in progress: the caller waits on done until state leaves CALL_QUEUED. */
-struct call {
-	void (*run)(void *arg);
-	void *arg;
-	pthread_mutex_t mu;
-	pthread_cond_t done;
-	enum { CALL_QUEUED, CALL_RAN, CALL_EXPIRED } state;
-};
-
-static void call_end(struct call *c, int state)
-{
-	pthread_mutex_lock(&c->mu);
-	c->state = state;
-	pthread_cond_signal(&c->done);
-	pthread_mutex_unlock(&c->mu); /* the caller may free c from now on */
-}
-
-static void call_run(void *arg)
-{
-	struct call *c = arg;
-	c->run(c->arg);
-	call_end(c, CALL_RAN);
-}
-
-static void call_expire(void *arg)
-{
-	call_end(arg, CALL_EXPIRED);
-}
-
-bool lane_call(struct lane *l, void (*run)(void *arg), void *arg)
-{
-	struct call c = {.run = run, .arg = arg, .state = CALL_QUEUED};
-	pthread_mutex_init(&c.mu, NULL);
-	pthread_cond_init(&c.done, NULL);
-	bool queued = lane_submit(l, call_run, call_expire, &c);
-	pthread_mutex_lock(&c.mu);
-	while (queued && c.state == CALL_QUEUED)
-		pthread_cond_wait(&c.done, &c.mu);
-	pthread_mutex_unlock(&c.mu);
-	pthread_cond_destroy(&c.done);
-	pthread_mutex_destroy(&c.mu);
-	return c.state == CALL_RAN;
-}
-
 void lane_get_stats(struct lane *l, struct lane_stats *out)
 {
 	pthread_mutex_lock(&l->lock);

@@ -29,10 +29,6 @@ bool lane_start(const char *name, unsigned min_threads, unsigned max_threads,
  * than max_wait_ms. false (nothing queued) when the lane is stopping or out of memory. */
 bool lane_submit(struct lane *l, void (*run)(void *arg), void (*expire)(void *arg),
 		 void *arg) RG_MUSTCHECK;
-/* Runs run(arg) on one of l's threads, behind its earlier work, and waits for it: true when
- * it ran; false when it waited longer than max_wait_ms (it never runs then) or l is stopping.
- * From a thread that is not l's: one of l's would wait for itself. */
-bool lane_call(struct lane *l, void (*run)(void *arg), void *arg) RG_MUSTCHECK;
 void lane_get_stats(struct lane *l, struct lane_stats *out);
 /* Runs what is queued, waits for the threads, frees the lane. NULL is fine. */
 void lane_stop(struct lane *l);

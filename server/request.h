@@ -155,10 +155,6 @@ enum MHD_Result reply_render(struct request *r, struct h_ctx *ctx);
 
 /* ---------------------------------------------------------------- dispatch.c */
 
-/* The workers' lane, where a request on the elastic lane runs its database work
- * (h_ctx.on_worker); set once at the start, before any request. */
-void dispatch_start(struct lane *workers);
-
 /* Verifies the bearer token once per request: from the cache on the I/O thread, with the
  * database on a lane. false after keeping the answer (401, 503, 504 or 500) in *ret; on the
  * I/O thread also when only the database can say (no answer kept). */

@@ -6,9 +6,9 @@
  * - loads waiting on the ledger hold no worker: with two pool connections (one is the
  *   ledger's), three loads wait while a write is answered on the other worker; on a worker
  *   they took both, and the write waited out the acquire timeout;
- * - a load's match takes its connection on a worker, in the workers' order: with the only
- *   worker held past the acquire timeout, a load is answered 503 database_unavailable and
- *   counted as an acquire timeout;
+ * - a load's match takes its pool connection within the acquire timeout: with the only one
+ *   held past it, a load is answered 503 database_unavailable and counted as an acquire
+ *   timeout;
  * - one tenant may have RECALLGATE_MAX_LEDGER_WAITS_PER_TENANT reads and loads waiting at
  *   once: at the limit (2) its next load and its next content read are 429 rate_limited with
  *   Retry-After: 1 at once, another tenant's load is not refused, and a slot is free again
@@ -142,7 +142,7 @@ static void test_loads_waiting_on_the_ledger_hold_no_worker(void **state)
 	IT_CHECK(it_server_stop(&s) == 0, "no clean exit");
 }
 
-static void test_a_load_matches_on_a_worker(void **state)
+static void test_a_load_waits_for_a_connection_at_most_the_acquire_timeout(void **state)
 {
 	(void)state;
 	const char *env[] = {"RECALLGATE_DB_POOL=1", "RECALLGATE_DB_ACQUIRE_TIMEOUT_MS=300", NULL};
@@ -150,7 +150,7 @@ static void test_a_load_matches_on_a_worker(void **state)
 	IT_CHECK(it_server_start(&s, env) == 0, "the server did not start");
 	load_once(&s, admin);
 	double timeouts = metric(&s, "recallgate_db_pool_acquire_timeouts_total");
-	/* a write waits on a lock while it holds the only worker and its connection */
+	/* a write waits on a lock while it holds the pool's only connection */
 	PGconn *locker = it_db_lock("audit_log", "EXCLUSIVE");
 	char *path = it_mode_path("lane-held");
 	pid_t child = fork();
@@ -215,7 +215,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_loads_waiting_on_the_ledger_hold_no_worker),
-		cmocka_unit_test(test_a_load_matches_on_a_worker),
+		cmocka_unit_test(test_a_load_waits_for_a_connection_at_most_the_acquire_timeout),
 		cmocka_unit_test(test_ledger_waits_per_tenant),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
