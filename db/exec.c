@@ -49,32 +49,47 @@ static enum rg_status take_result(struct db_conn *c, PGresult *r, PGresult **res
 #define LSN_STMT "rg_commit_lsn"
 #define LSN_SQL "SELECT pg_current_wal_insert_lsn()::text"
 
+/* How a pipeline's segment ended. */
+enum segment_end {
+	SEGMENT_SYNCED, /* its sync point came: its implicit transaction committed or rolled back */
+	SEGMENT_FAILED, /* ... after a failure past its queries' results: *late (new) says which */
+	SEGMENT_LOST,   /* no sync point: the connection is lost or out of step */
+};
+
 /* Reads the pipeline up to its next sync point: the results of its n queries into r[] (NULL
- * for one that gave none), the NULL after each skipped. False when the sync point did not
- * come: the connection is lost or out of step. */
-static bool segment(struct db_conn *c, PGresult **r, int n)
+ * for one that gave none), the NULL after each skipped. A query's result comes before its
+ * implicit transaction commits (at the sync point), so a failure after the results is the
+ * commit's: a deferred check, a serialization failure, or the session ended while the
+ * commit waited for a synchronous standby. Nothing in the segment committed then. */
+static enum segment_end segment(struct db_conn *c, PGresult **r, int n, PGresult **late)
 {
 	int k = 0;
 	bool after_null = false;
+	*late = NULL;
 	for (int i = 0; i < n; i++)
 		r[i] = NULL;
 	for (;;) {
 		PGresult *x = PQgetResult(c->pg);
 		if (x == NULL) {
 			if (after_null) /* nothing owed: libpq has given up on the connection */
-				return false;
+				return SEGMENT_LOST;
 			after_null = true;
 			continue;
 		}
 		after_null = false;
-		if (PQresultStatus(x) == PGRES_PIPELINE_SYNC) {
+		ExecStatusType st = PQresultStatus(x);
+		if (st == PGRES_PIPELINE_SYNC) {
 			PQclear(x);
-			return true;
+			return *late ? SEGMENT_FAILED : SEGMENT_SYNCED;
 		}
-		if (k < n)
+		if (k < n) {
 			r[k++] = x;
-		else
+		} else if (*late == NULL && st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK &&
+			   st != PGRES_PIPELINE_ABORTED) {
+			*late = x;
+		} else {
 			PQclear(x);
+		}
 	}
 }
 
@@ -115,8 +130,8 @@ static enum rg_status exec_tracked(struct db_conn *c, const struct db_stmt *stmt
 		db_error_set(err, RG_UNAVAILABLE, "08006", PQerrorMessage(c->pg));
 		return RG_UNAVAILABLE;
 	}
-	PGresult *first[2], *second[2] = {NULL, NULL};
-	bool in_step = segment(c, first, n1);
+	PGresult *first[2], *second[2] = {NULL, NULL}, *late = NULL;
+	enum segment_end end = segment(c, first, n1, &late);
 	PGresult *pr = prepare ? first[0] : NULL, *r = first[n1 - 1];
 	enum rg_status st;
 	if (prepare && (pr == NULL || PQresultStatus(pr) != PGRES_COMMAND_OK)) {
@@ -128,7 +143,25 @@ static enum rg_status exec_tracked(struct db_conn *c, const struct db_stmt *stmt
 		st = take_result(c, r, res, err);
 	}
 	PQclear(pr);
-	in_step = in_step && segment(c, second, n2);
+	/* The statement succeeded only if its sync point came after it without a failure: its
+	 * rows alone do not say that it committed. */
+	if (st == RG_OK && end != SEGMENT_SYNCED) {
+		PQclear(*res);
+		*res = NULL;
+		if (end == SEGMENT_FAILED) {
+			st = map_failure(c, late, err);
+		} else {
+			c->broken = true;
+			db_error_set(err, RG_UNAVAILABLE, "08006",
+				     "the connection ended before the statement's commit was confirmed");
+			st = RG_UNAVAILABLE;
+		}
+	}
+	PQclear(late);
+	late = NULL;
+	bool in_step = end != SEGMENT_LOST &&
+		       segment(c, second, n2, &late) != SEGMENT_LOST;
+	PQclear(late);
 	if (in_step && !c->lsn_prepared)
 		c->lsn_prepared = second[0] && PQresultStatus(second[0]) == PGRES_COMMAND_OK;
 	if (n2 == 2)

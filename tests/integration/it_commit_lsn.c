@@ -10,6 +10,10 @@
  * - a held transaction's db_tx_commit asks it after COMMIT;
  * - a statement that fails (a unique violation, a syntax error at prepare) leaves the
  *   connection in step: the next one runs on it and has its position;
+ * - a statement whose rows came but whose commit failed (a deferred unique constraint, checked
+ *   at the sync point) fails: its rows do not make it a success; nor does one whose session
+ *   ended at its commit (a deferred trigger that terminates its backend, as a failover ends
+ *   a commit waiting for its standby): 503-able, and the connection is replaced;
  * - a connection that does not track, and a read that may go on a pipe, ask nothing; a
  *   release forgets the position.
  */
@@ -28,6 +32,8 @@
 #include "harness.h"
 
 #define TABLE "it_commit_lsn_rows"
+#define DEFERRED "it_commit_lsn_deferred"
+#define DYING "it_commit_lsn_dying"
 
 static struct db_pool *pool;
 static PGconn *other; /* a session of the test's own */
@@ -41,6 +47,14 @@ static const struct db_stmt insert_custom_stmt = {
 	"it_commit_lsn_insert_custom",
 	"INSERT INTO " TABLE " (k) VALUES ($1) RETURNING pg_current_wal_insert_lsn()::text", 1,
 	DB_CUSTOM_PLAN, NULL};
+/* Its unique constraint is checked at the commit, after the row was returned. */
+static const struct db_stmt deferred_stmt = {
+	"it_commit_lsn_deferred", "INSERT INTO " DEFERRED " (k) VALUES ($1) RETURNING k", 1,
+	DB_PREPARED, NULL};
+/* Its commit ends the session (a deferred trigger terminates the backend). */
+static const struct db_stmt dying_stmt = {
+	"it_commit_lsn_dying", "INSERT INTO " DYING " (k) VALUES ($1) RETURNING k", 1,
+	DB_PREPARED, NULL};
 static const struct db_stmt broken_stmt = {"it_commit_lsn_broken", "SELEKT 1", 0, DB_PREPARED,
 					   NULL};
 static const struct db_stmt pipeable_stmt = {
@@ -63,6 +77,14 @@ static int group_setup(void **state)
 	if (PQstatus(other) != CONNECTION_OK)
 		return -1;
 	other_sql("CREATE TABLE IF NOT EXISTS " TABLE " (k text PRIMARY KEY)");
+	other_sql("CREATE TABLE IF NOT EXISTS " DEFERRED
+		  " (k text, UNIQUE (k) DEFERRABLE INITIALLY DEFERRED)");
+	other_sql("CREATE TABLE IF NOT EXISTS " DYING " (k text)");
+	other_sql("CREATE OR REPLACE FUNCTION it_commit_lsn_die() RETURNS trigger LANGUAGE plpgsql"
+		  " AS $$ BEGIN PERFORM pg_terminate_backend(pg_backend_pid()); RETURN NULL; END $$");
+	other_sql("DROP TRIGGER IF EXISTS it_commit_lsn_die ON " DYING);
+	other_sql("CREATE CONSTRAINT TRIGGER it_commit_lsn_die AFTER INSERT ON " DYING
+		  " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION it_commit_lsn_die()");
 	return 0;
 }
 
@@ -70,6 +92,9 @@ static int group_teardown(void **state)
 {
 	(void)state;
 	other_sql("DROP TABLE IF EXISTS " TABLE);
+	other_sql("DROP TABLE IF EXISTS " DEFERRED);
+	other_sql("DROP TABLE IF EXISTS " DYING);
+	other_sql("DROP FUNCTION IF EXISTS it_commit_lsn_die()");
 	PQfinish(other);
 	db_pool_close(pool);
 	return 0;
@@ -199,6 +224,48 @@ static void test_failed_statement_keeps_the_connection_in_step(void **state)
 	db_release(pool, c);
 }
 
+static void test_a_failed_commit_fails_the_statement(void **state)
+{
+	(void)state;
+	struct db_conn *c = tracked();
+	char *key = it_unique("deferred");
+	char sql[256];
+	snprintf(sql, sizeof sql, "INSERT INTO " DEFERRED " (k) VALUES ('%s')", key);
+	other_sql(sql);
+	const char *params[] = {key};
+	PGresult *res = NULL;
+	struct db_error err = {0};
+	IT_CHECK(db_exec(c, &deferred_stmt, params, &res, &err) != RG_OK && res == NULL,
+		 "a statement whose commit failed succeeded");
+	IT_CHECK(strcmp(err.sqlstate, "23505") == 0, "deferred: SQLSTATE %s", err.sqlstate);
+	snprintf(sql, sizeof sql, "SELECT 1 FROM " DEFERRED " WHERE k = '%s'", key);
+	PGresult *r = PQexec(other, sql);
+	IT_CHECK(PQntuples(r) == 1, "the failed commit left %d rows", PQntuples(r));
+	PQclear(r);
+	free(key);
+	after(c, insert(c, &insert_stmt, &key)); /* in step */
+	free(key);
+	char *pid = backend(c);
+	key = it_unique("dying");
+	params[0] = key;
+	IT_CHECK(db_exec(c, &dying_stmt, params, &res, &err) == RG_UNAVAILABLE && res == NULL,
+		 "a statement whose session ended at its commit did not fail as unavailable");
+	snprintf(sql, sizeof sql, "SELECT 1 FROM " DYING " WHERE k = '%s'", key);
+	r = PQexec(other, sql);
+	IT_CHECK(PQntuples(r) == 0, "the ended session's row was committed");
+	PQclear(r);
+	free(key);
+	db_release(pool, c);
+	c = tracked(); /* the pool's one connection, replaced */
+	char *again = backend(c);
+	IT_CHECK(strcmp(pid, again) != 0, "the ended connection was not replaced");
+	free(pid);
+	free(again);
+	after(c, insert(c, &insert_stmt, &key));
+	free(key);
+	db_release(pool, c);
+}
+
 static void test_reads_and_untracked_connections_ask_nothing(void **state)
 {
 	(void)state;
@@ -227,6 +294,7 @@ int main(void)
 		cmocka_unit_test(test_autocommit_write_is_asked_after_its_commit),
 		cmocka_unit_test(test_held_transaction_is_asked_after_commit),
 		cmocka_unit_test(test_failed_statement_keeps_the_connection_in_step),
+		cmocka_unit_test(test_a_failed_commit_fails_the_statement),
 		cmocka_unit_test(test_reads_and_untracked_connections_ask_nothing),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
