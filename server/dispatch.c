@@ -104,8 +104,11 @@ static enum rg_status ctx_deliver(struct h_ctx *ctx, const struct db_delivery *d
 	uint64_t lsn;
 	give_back_held(ctx);
 	enum rg_status st = ledger_deliver(ctx->tx, d, stale, &lsn, &ctx->dberr);
-	if (st == RG_OK && *stale == 0 && lsn)
-		ctx->commit_lsn = lsn; /* the batch's: no question after the answer */
+	/* The batch's: no question after the answer; 0 (unknown, or the request's transaction or
+	 * a connection of the control's committed it) replaces the match's own, which came
+	 * before the receipt's commit, so that server/ asks after the request. */
+	if (st == RG_OK && *stale == 0)
+		ctx->commit_lsn = lsn;
 	return st;
 }
 
