@@ -187,22 +187,22 @@ static enum rg_status exec_one(struct db_conn *c, const struct db_stmt *stmt,
 			       const char *const *params, PGresult **res, struct db_error *err)
 {
 	*res = NULL;
+	bool prepare = stmt->plan != DB_CUSTOM_PLAN && !is_prepared(c, stmt);
+	if (prepare && c->nprepared == RG_MAX_PREPARED) {
+		/* Unrecorded, it would be prepared again and fail with 42P05 forever. */
+		db_error_set(err, RG_ERROR, "", "too many prepared statements: raise RG_MAX_PREPARED");
+		c->broken = true;
+		return RG_ERROR;
+	}
 	/* a statement that only reads commits nothing to ask after */
 	if (c->track_commits && stmt->plan != DB_PIPEABLE &&
-	    PQtransactionStatus(c->pg) == PQTRANS_IDLE) {
-		bool prepare = stmt->plan != DB_CUSTOM_PLAN && !is_prepared(c, stmt);
-		if (prepare && c->nprepared == RG_MAX_PREPARED) {
-			db_error_set(err, RG_ERROR, "", "too many prepared statements: raise RG_MAX_PREPARED");
-			c->broken = true;
-			return RG_ERROR;
-		}
+	    PQtransactionStatus(c->pg) == PQTRANS_IDLE)
 		return exec_tracked(c, stmt, prepare, params, res, err);
-	}
 	if (stmt->plan == DB_CUSTOM_PLAN)
 		return take_result(c, PQexecParams(c->pg, stmt->sql, stmt->nparams, NULL, params,
 						   NULL, NULL, 0),
 				   res, err);
-	if (!is_prepared(c, stmt)) {
+	if (prepare) {
 		PGresult *pr = PQprepare(c->pg, stmt->name, stmt->sql, stmt->nparams, NULL);
 		if (pr == NULL || PQresultStatus(pr) != PGRES_COMMAND_OK) {
 			enum rg_status st = map_failure(c, pr, err);
@@ -210,12 +210,6 @@ static enum rg_status exec_one(struct db_conn *c, const struct db_stmt *stmt,
 			return st;
 		}
 		PQclear(pr);
-		if (c->nprepared == RG_MAX_PREPARED) {
-			/* Unrecorded, it would be prepared again and fail with 42P05 forever. */
-			db_error_set(err, RG_ERROR, "", "too many prepared statements: raise RG_MAX_PREPARED");
-			c->broken = true;
-			return RG_ERROR;
-		}
 		c->prepared[c->nprepared++] = stmt;
 	}
 	return take_result(c, PQexecPrepared(c->pg, stmt->name, stmt->nparams, params, NULL, NULL, 0),
