@@ -440,15 +440,11 @@ enum rg_status db_commit_lsn(struct db_pool *primary, uint64_t *lsn, struct db_e
 	enum rg_status st = db_acquire(primary, &c, err);
 	if (st != RG_OK)
 		return st;
-	st = db_commit_lsn_on(c, lsn, err);
+	st = lsn_on(c, &insert_lsn_stmt, lsn, err);
 	db_release(primary, c);
 	return st;
 }
 
-enum rg_status db_commit_lsn_on(struct db_conn *c, uint64_t *lsn, struct db_error *err)
-{
-	return lsn_on(c, &insert_lsn_stmt, lsn, err);
-}
 
 /* ---- what the metrics and the pipe see ---- */
 

@@ -56,9 +56,6 @@ enum rg_status db_read_acquire(struct db_standbys *s, struct db_pool *primary,
  * the call: a write's Recallgate-Commit-LSN. */
 enum rg_status db_commit_lsn(struct db_pool *primary, uint64_t *lsn,
 			     struct db_error *err) RG_MUSTCHECK;
-/* The same on a primary connection the caller holds (the ledger's, after its commit). */
-enum rg_status db_commit_lsn_on(struct db_conn *c, uint64_t *lsn,
-				struct db_error *err) RG_MUSTCHECK;
 
 struct db_standby_stats {
 	char name[72];      /* "host:port" */

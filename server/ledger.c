@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/standby.h"
 #include "server/log.h"
 
 #ifdef RG_BENCH_NO_RECORDING /* the bench's control (CMakeLists.txt) */
@@ -120,19 +119,18 @@ static void run_batch(struct queue *q, struct wait *first, size_t n)
 	uint64_t lsn = 0;
 	size_t recorded = 0;
 	enum rg_status st = db_acquire(pool, &c, &err);
-	if (st == RG_OK)
+	if (st == RG_OK) {
+		/* One position for the whole batch, asked in its statement's round trip: its
+		 * commit is past every disclosure in it. */
+		db_conn_track_commits(c);
 		st = run_gathered(q, c, w, n, &recorded, &err);
+	}
 	if (st == RG_OK && recorded) {
 		atomic_fetch_add(&q->recorded, recorded);
 		atomic_fetch_add(&q->commits, 1);
 	}
-	/* One question for the whole batch: its commit is past every disclosure in it. */
-	if (st == RG_OK) {
-		struct db_error lsn_err = {0};
-		if (db_commit_lsn_on(c, &lsn, &lsn_err) != RG_OK)
-			log_warn(NULL, "no commit LSN for %zu recorded %s(s): %s", n, q->what,
-				 lsn_err.message);
-	}
+	if (st == RG_OK && !db_conn_commit_lsn(c, &lsn))
+		log_warn(NULL, "no commit LSN for %zu recorded %s(s)", n, q->what);
 	if (c)
 		db_release(pool, c);
 	if (st != RG_OK) { /* whatever the failure, nothing is delivered: to try again */
