@@ -89,8 +89,10 @@ enum rg_status h_db_acquire(struct h_ctx *ctx, struct db_conn **c)
 	} else {
 		st = db_acquire(ctx->pool, c, &ctx->dberr);
 	}
-	if (st == RG_OK && writes)
-		db_conn_track_commits(*c); /* the answer's Recallgate-Commit-LSN, in the write's trip */
+	/* The answer's Recallgate-Commit-LSN, in the write's round trip; a route that waits on
+	 * the ledger writes there, and its answer has the batch's. */
+	if (st == RG_OK && writes && ctx->route->lane != H_LANE_LEDGER)
+		db_conn_track_commits(*c);
 	return st;
 }
 
