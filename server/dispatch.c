@@ -330,13 +330,13 @@ enum MHD_Result dispatch(struct request *r)
 	 * reads and loads waiting on the ledger. */
 	const char *tenant = r->ctx.tenant_id;
 	struct quota *share = !tenant || !tenant[0] ? NULL
-			      : r->waits_on_providers ? r->srv->provider_calls
-			      : r->waits_on_ledger   ? r->srv->ledger_waits
-						     : NULL;
+			      : r->lane == H_LANE_ELASTIC ? r->srv->provider_calls
+			      : r->lane == H_LANE_LEDGER  ? r->srv->ledger_waits
+						      : NULL;
 	if (share && !quota_take(share, tenant)) {
 		r->retry_after_s = 1;
 		h_problem(&r->ctx, PROBLEM_RATE_LIMITED,
-			  r->waits_on_providers
+			  r->lane == H_LANE_ELASTIC
 				  ? "This tenant has as many provider calls in flight as it may; "
 				    "retry later."
 				  : "This tenant has as many reads and loads in flight as it may; "

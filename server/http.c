@@ -187,8 +187,7 @@ static enum MHD_Result submit_to_lane(struct request *r)
 		which = route->lane_for(r->body, r->body_len);
 	struct lane *lane = which == H_LANE_WORKER ? srv->workers : srv->elastic;
 	r->on_lane = true;
-	r->waits_on_providers = which == H_LANE_ELASTIC;
-	r->waits_on_ledger = which == H_LANE_LEDGER;
+	r->lane = which;
 	if (!lane_submit(lane, run_on_lane, expire_on_lane, r))
 		reply_resume_problem(r, PROBLEM_SHUTTING_DOWN);
 	return MHD_YES;

@@ -98,7 +98,7 @@ bool idem_begin(struct request *r)
 	const char *refused = NULL;
 	if (!key_valid(key))
 		refused = "must be 1 to 128 visible ASCII characters";
-	else if (r->waits_on_providers)
+	else if (r->lane == H_LANE_ELASTIC)
 		refused = "must be absent on a request that waits on a provider";
 	else if (ctx->route->secret_answer)
 		refused = "must be absent on a request whose answer holds a secret";

@@ -89,8 +89,9 @@ struct request {
 	struct MHD_Response *resp;
 	bool close;           /* the answer closes the connection (a framing error) */
 	bool on_lane;         /* a lane runs dispatch: the database may be used */
-	bool waits_on_providers; /* on the elastic lane: its handler may wait on a provider */
-	bool waits_on_ledger;    /* on the elastic lane: its handler waits on the ledger */
+	/* the lane it runs on (valid with on_lane): H_LANE_ELASTIC's handler may wait on a
+	 * provider, H_LANE_LEDGER's waits on the ledger */
+	enum h_lane lane;
 	bool lane_done;       /* the lane finished and resumed the connection */
 	struct db_conn *held; /* borrowed by authentication, handed to the handler */
 	bool began;           /* dispatch's checks passed and ctx is the handler's */
