@@ -109,14 +109,21 @@ static struct db_conn *tracked(void)
 	return c;
 }
 
-static bool visible(const char *key)
+/* The rows that sql (one parameter: key) finds in the test's own session. */
+static int rows_of(const char *sql, const char *key)
 {
 	const char *params[] = {key};
-	PGresult *r = PQexecParams(other, "SELECT 1 FROM " TABLE " WHERE k = $1", 1, NULL, params,
-				   NULL, NULL, 0);
-	bool found = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
+	PGresult *r = PQexecParams(other, sql, 1, NULL, params, NULL, NULL, 0);
+	IT_CHECK(PQresultStatus(r) == PGRES_TUPLES_OK || PQresultStatus(r) == PGRES_COMMAND_OK,
+		 "%s: %s", sql, PQerrorMessage(other));
+	int n = PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r) : 0;
 	PQclear(r);
-	return found;
+	return n;
+}
+
+static bool visible(const char *key)
+{
+	return rows_of("SELECT 1 FROM " TABLE " WHERE k = $1", key) == 1;
 }
 
 /* Inserts a new key with stmt on c; the position the statement saw. */
@@ -229,19 +236,15 @@ static void test_a_failed_commit_fails_the_statement(void **state)
 	(void)state;
 	struct db_conn *c = tracked();
 	char *key = it_unique("deferred");
-	char sql[256];
-	snprintf(sql, sizeof sql, "INSERT INTO " DEFERRED " (k) VALUES ('%s')", key);
-	other_sql(sql);
+	(void)rows_of("INSERT INTO " DEFERRED " (k) VALUES ($1)", key);
 	const char *params[] = {key};
 	PGresult *res = NULL;
 	struct db_error err = {0};
 	IT_CHECK(db_exec(c, &deferred_stmt, params, &res, &err) != RG_OK && res == NULL,
 		 "a statement whose commit failed succeeded");
 	IT_CHECK(strcmp(err.sqlstate, "23505") == 0, "deferred: SQLSTATE %s", err.sqlstate);
-	snprintf(sql, sizeof sql, "SELECT 1 FROM " DEFERRED " WHERE k = '%s'", key);
-	PGresult *r = PQexec(other, sql);
-	IT_CHECK(PQntuples(r) == 1, "the failed commit left %d rows", PQntuples(r));
-	PQclear(r);
+	int left = rows_of("SELECT 1 FROM " DEFERRED " WHERE k = $1", key);
+	IT_CHECK(left == 1, "the failed commit left %d rows", left);
 	free(key);
 	after(c, insert(c, &insert_stmt, &key)); /* in step */
 	free(key);
@@ -250,10 +253,8 @@ static void test_a_failed_commit_fails_the_statement(void **state)
 	params[0] = key;
 	IT_CHECK(db_exec(c, &dying_stmt, params, &res, &err) == RG_UNAVAILABLE && res == NULL,
 		 "a statement whose session ended at its commit did not fail as unavailable");
-	snprintf(sql, sizeof sql, "SELECT 1 FROM " DYING " WHERE k = '%s'", key);
-	r = PQexec(other, sql);
-	IT_CHECK(PQntuples(r) == 0, "the ended session's row was committed");
-	PQclear(r);
+	IT_CHECK(rows_of("SELECT 1 FROM " DYING " WHERE k = $1", key) == 0,
+		 "the ended session's row was committed");
 	free(key);
 	db_release(pool, c);
 	c = tracked(); /* the pool's one connection, replaced */
